@@ -1,0 +1,1584 @@
+"""Shared code for the book *Evolving Tic-Tac-Toe Networks: Fogel (1993) Rebuilt*.
+
+Every function a chapter introduces lives here, once, in reading order: each section is headed by
+the chapter that introduces it, and each public docstring says where that is. Later chapters import
+from this module and never redefine what it holds.
+
+Conventions used throughout
+---------------------------
+* A *board* is a length-9 sequence in row-major order (squares 0..8, top-left to bottom-right) with
+  ``X = +1``, ``O = -1`` and ``EMPTY = 0``: the input encoding of Fogel (1993).
+* X (the evolving network) always moves first.
+* Every random function takes a :class:`numpy.random.Generator`; the same seed gives the same
+  numbers, bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+# =====================================================================================================
+# Chapter 1: the game and its encoding (book/01_the_game.ipynb)
+# =====================================================================================================
+
+X, O, EMPTY = 1, -1, 0
+"""Square values: the paper's input encoding (X = +1, O = -1, empty = 0)."""
+
+SYMBOLS = {X: "X", O: "O", EMPTY: "."}
+_SYMBOL_VALUES = {"X": X, "x": X, "O": O, "o": O, ".": EMPTY, "_": EMPTY, "-": EMPTY}
+
+WIN_LINES = np.array(
+    [
+        [0, 1, 2], [3, 4, 5], [6, 7, 8],  # rows
+        [0, 3, 6], [1, 4, 7], [2, 5, 8],  # columns
+        [0, 4, 8], [2, 4, 6],  # diagonals
+    ]
+)  # fmt: skip
+"""The eight winning lines, as square indices (introduced in chapter 1)."""
+
+
+def check_board_values(board: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Return ``board`` as an int8 array after checking its length and values only.
+
+    Introduced in chapter 1. Use :func:`validate_board` to also check that the board can arise in play.
+
+    Raises
+    ------
+    ValueError
+        If the board does not hold exactly 9 squares or holds a value other than -1, 0 or +1.
+    """
+    values = np.asarray(board)
+    if values.shape != (9,):
+        raise ValueError(
+            f"a board must have exactly 9 squares (row-major, X=+1, O=-1, empty=0); got shape {values.shape}"
+        )
+    if not np.all(np.isin(values, (X, O, EMPTY))):
+        bad = sorted({v.item() for v in values if v not in (X, O, EMPTY)})
+        raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found {bad}")
+    return values.astype(np.int8)
+
+
+def line_winners(board: np.ndarray) -> set[int]:
+    """Return the set of players (X and/or O) that own a complete line on ``board`` (chapter 1)."""
+    sums = np.asarray(board)[WIN_LINES].sum(axis=1)
+    return {player for player in (X, O) if np.any(sums == 3 * player)}
+
+
+def validate_board(board: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Check that ``board`` is a position that can arise in play and return it as an int8 array.
+
+    Introduced in chapter 1. X moves first, so X has as many marks as O or one more; at most one
+    player has a line; the player who completed a line made the last move.
+
+    Raises
+    ------
+    ValueError
+        Saying which rule the board breaks.
+    """
+    values = check_board_values(board)
+    n_x, n_o = int(np.sum(values == X)), int(np.sum(values == O))
+    if n_x not in (n_o, n_o + 1):
+        raise ValueError(
+            f"impossible piece counts: X has {n_x} and O has {n_o}; X moves first, so X must have as many "
+            "marks as O or exactly one more"
+        )
+    owners = line_winners(values)
+    if owners == {X, O}:
+        raise ValueError("impossible board: both X and O have a complete line (two winners)")
+    if owners == {X} and n_x != n_o + 1:
+        raise ValueError("impossible board: X has a line, so X moved last and must have one more mark than O")
+    if owners == {O} and n_x != n_o:
+        raise ValueError("impossible board: O has a line, so O moved last and must have as many marks as X")
+    return values
+
+
+def board_from_string(text: str) -> np.ndarray:
+    """Parse a board written as nine symbols (``X``, ``O`` and ``.``/``_``/``-`` for empty) (chapter 1).
+
+    Whitespace and ``/`` are ignored, so ``"XO. .XO ..."`` and ``"XO./.XO/..."`` are the same board.
+    The board is validated with :func:`validate_board`.
+    """
+    symbols = [c for c in text if not c.isspace() and c != "/"]
+    unknown = sorted({c for c in symbols if c not in _SYMBOL_VALUES})
+    if unknown:
+        raise ValueError(f"unknown board symbols {unknown}; use X, O and . (or _ or -) for empty")
+    return validate_board([_SYMBOL_VALUES[c] for c in symbols])
+
+
+def board_to_string(board: Sequence[int] | np.ndarray, sep: str = " ") -> str:
+    """Write a board as three rows of symbols joined by ``sep``; inverse of :func:`board_from_string` (chapter 1)."""
+    values = check_board_values(board)
+    rows = ["".join(SYMBOLS[int(v)] for v in values[r * 3 : r * 3 + 3]) for r in range(3)]
+    return sep.join(rows)
+
+
+def network_input(board: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The paper's input vector for a board: a float array with X = 1.0, O = -1.0, empty = 0.0 (chapter 1)."""
+    return validate_board(board).astype(float)
+
+
+def winner(board: Sequence[int] | np.ndarray) -> int:
+    """Return ``X`` (+1) or ``O`` (-1) if that player has a line on a legal board, else ``EMPTY`` (0) (chapter 1)."""
+    owners = line_winners(validate_board(board))
+    return owners.pop() if owners else EMPTY
+
+
+def is_game_over(board: Sequence[int] | np.ndarray) -> bool:
+    """True when a player has a line or the board is full (chapter 1)."""
+    values = validate_board(board)
+    return bool(line_winners(values)) or not np.any(values == EMPTY)
+
+
+def is_draw(board: Sequence[int] | np.ndarray) -> bool:
+    """True when the board is full and nobody has a line (chapter 1)."""
+    values = validate_board(board)
+    return not line_winners(values) and not np.any(values == EMPTY)
+
+
+def player_to_move(board: Sequence[int] | np.ndarray) -> int:
+    """``X`` when both players have the same number of marks, else ``O`` (chapter 1)."""
+    values = validate_board(board)
+    return X if np.sum(values == X) == np.sum(values == O) else O
+
+
+def legal_moves(board: Sequence[int] | np.ndarray) -> list[int]:
+    """The empty squares, in increasing order; no moves once the game is over (chapter 1)."""
+    values = validate_board(board)
+    if line_winners(values):
+        return []
+    return [int(s) for s in np.flatnonzero(values == EMPTY)]
+
+
+def play(board: Sequence[int] | np.ndarray, square: int) -> np.ndarray:
+    """Return a new board with the player to move's mark on ``square`` (chapter 1).
+
+    Raises
+    ------
+    ValueError
+        If the square is not an integer 0..8, is occupied, or the game is already over.
+    """
+    values = validate_board(board)
+    if isinstance(square, bool) or not isinstance(square, (int, np.integer)) or not 0 <= square <= 8:
+        raise ValueError(f"a move must be a square index 0..8; got {square!r}")
+    if is_game_over(values):
+        raise ValueError(f"the game is already over on board {board_to_string(values, '/')}; no more moves")
+    if values[square] != EMPTY:
+        raise ValueError(
+            f"square {square} is occupied by {SYMBOLS[int(values[square])]}; empty squares are {legal_moves(values)}"
+        )
+    after = values.copy()
+    after[square] = player_to_move(values)
+    return after
+
+
+def board_to_text(board: Sequence[int] | np.ndarray) -> str:
+    """A three-line picture of the board with grid lines, for printing (chapter 1)."""
+    values = check_board_values(board)
+    rows = [" " + " | ".join(SYMBOLS[int(v)] for v in values[r * 3 : r * 3 + 3]) for r in range(3)]
+    return "\n---+---+---\n".join(rows)
+
+
+def draw_board(
+    board: Sequence[int] | np.ndarray,
+    ax=None,
+    *,
+    xy: tuple[float, float] = (0.0, 0.0),
+    size: float = 1.0,
+    move_order: Sequence[int] | None = None,
+    frame_color: str | None = None,
+    title: str | None = None,
+):
+    """Draw a board as a small picture on a matplotlib axes (chapter 1; reused for trees of games).
+
+    Parameters
+    ----------
+    board
+        The board to draw.
+    ax
+        Axes to draw on; a new 1.5-inch figure is made when omitted.
+    xy, size
+        Lower-left corner and side length of the board in data coordinates, so that many boards can be
+        placed on one axes (the trees of games in later chapters).
+    move_order
+        Optional sequence of squares in the order they were played; each mark then gets its move number
+        as a subscript, as in Fogel's Figure 3.
+    frame_color
+        Optional colour of a frame around the board (used to mark wins, draws and losses).
+    title
+        Optional text under the board.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    values = check_board_values(board)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.5, 1.5))
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.05 - (0.2 if title else 0), 1.05)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    x0, y0 = xy
+    cell = size / 3
+    line_width = max(0.4, 2.0 * size)
+    for k in (1, 2):
+        ax.plot([x0 + k * cell] * 2, [y0, y0 + size], color="0.3", lw=line_width)
+        ax.plot([x0, x0 + size], [y0 + k * cell] * 2, color="0.3", lw=line_width)
+    if frame_color is not None:
+        ax.add_patch(
+            plt.Rectangle((x0, y0), size, size, fill=False, edgecolor=frame_color, lw=2.5 * line_width)
+        )
+    order = {int(s): i + 1 for i, s in enumerate(move_order)} if move_order is not None else {}
+    font = 40 * size
+    for square in range(9):
+        if values[square] == EMPTY:
+            continue
+        row, col = divmod(square, 3)
+        cx, cy = x0 + (col + 0.5) * cell, y0 + size - (row + 0.5) * cell
+        mark = SYMBOLS[int(values[square])]
+        color = "tab:blue" if values[square] == X else "tab:red"
+        ax.text(cx, cy, mark, ha="center", va="center", fontsize=font, color=color, fontweight="bold")
+        if square in order:
+            ax.text(cx + 0.3 * cell, cy - 0.3 * cell, str(order[square]), ha="center", va="center",
+                    fontsize=0.45 * font, color=color)  # fmt: skip
+    if title:
+        ax.text(x0 + size / 2, y0 - 0.08 * size, title, ha="center", va="top", fontsize=max(5, 22 * size))
+    return ax
+
+
+@dataclass(frozen=True)
+class GameCounts:
+    """Counts of complete games of tic-tac-toe (chapter 1)."""
+
+    games: int
+    x_wins: int
+    o_wins: int
+    draws: int
+
+
+def reachable_positions() -> list[np.ndarray]:
+    """Every position that can arise in play, from the empty board on, in breadth-first order (chapter 1).
+
+    Finished positions are included; nothing is played after a win.
+    """
+    start = np.zeros(9, dtype=np.int8)
+    seen = {start.tobytes()}
+    frontier, positions = [start], [start]
+    while frontier:
+        next_frontier = []
+        for board in frontier:
+            for square in legal_moves(board):
+                child = play(board, square)
+                key = child.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    next_frontier.append(child)
+        positions.extend(next_frontier)
+        frontier = next_frontier
+    return positions
+
+
+def count_games() -> GameCounts:
+    """Count every complete game from the empty board by a memoized walk over positions (chapter 1).
+
+    Two games are different when their move sequences differ, even if they end on the same board.
+    """
+
+    @cache
+    def from_position(key: bytes) -> tuple[int, int, int]:
+        board = np.frombuffer(key, dtype=np.int8)
+        won = line_winners(board)
+        if won:
+            return (1, 0, 0) if X in won else (0, 1, 0)
+        moves = legal_moves(board)
+        if not moves:
+            return (0, 0, 1)
+        totals = [0, 0, 0]
+        for square in moves:
+            for i, n in enumerate(from_position(play(board, square).tobytes())):
+                totals[i] += n
+        return tuple(totals)
+
+    x_wins, o_wins, draws = from_position(np.zeros(9, dtype=np.int8).tobytes())
+    return GameCounts(games=x_wins + o_wins + draws, x_wins=x_wins, o_wins=o_wins, draws=draws)
+
+
+# --- The fast representation: a board as a base-3 number --------------------------------------------
+# Square s contributes digit * 3**s, with digit 0 for empty, 1 for X and 2 for O. Conveniently the
+# digit is just ``value % 3`` (Python and numpy map -1 to 2), so the index is one dot product.
+
+N_BOARDS = 3**9
+"""Number of boards with any mix of X, O and empty: 3**9 = 19,683 (chapter 1)."""
+
+POWERS_OF_3 = 3 ** np.arange(9)
+"""Place value of each square in the base-3 index (chapter 1)."""
+
+MARK_DIGIT = {X: 1, O: 2}
+"""Base-3 digit of each mark; playing ``mark`` on ``square`` adds ``MARK_DIGIT[mark] * 3**square`` (chapter 1)."""
+
+
+def board_index(boards: Sequence[int] | np.ndarray) -> int | np.ndarray:
+    """Base-3 index of one board (an ``int``) or of an array of boards with shape ``(..., 9)`` (chapter 1)."""
+    values = np.asarray(boards)
+    if values.shape[-1:] != (9,):
+        raise ValueError(f"boards must have 9 squares in the last axis; got shape {values.shape}")
+    index = (values.astype(np.int64) % 3) @ POWERS_OF_3
+    return int(index) if values.ndim == 1 else index
+
+
+def board_from_index(index: int | np.ndarray) -> np.ndarray:
+    """The board(s) with the given base-3 index, shape ``(..., 9)``, int8; inverse of :func:`board_index` (chapter 1)."""
+    index = np.asarray(index)
+    if np.any((index < 0) | (index >= N_BOARDS)):
+        raise ValueError(f"board indices run from 0 to {N_BOARDS - 1}")
+    digits = (index[..., None] // POWERS_OF_3) % 3
+    return np.where(digits == 2, O, digits).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class BoardTables:
+    """Lookup tables over all 19,683 base-3 board indices, built once (chapter 1).
+
+    Attributes
+    ----------
+    boards : (19683, 9) int8
+        The board of every index.
+    winner : (19683,) int8
+        +1 if X has a line, -1 if O has a line, 0 otherwise (boards with two winners get 0; they are illegal).
+    legal : (19683,) bool
+        Whether the board can arise in play.
+    to_move : (19683,) int8
+        The player to move (X when the counts are equal, O otherwise) on legal boards.
+    over : (19683,) bool
+        Whether the game is finished (a line, or a full board).
+    empty : (19683, 9) bool
+        Which squares are empty.
+    n_empty : (19683,) int8
+        How many squares are empty.
+    empty_list : (19683, 9) int8
+        The empty squares in increasing order, padded with -1; ``empty_list[i, k]`` is the k-th empty
+        square of board ``i``.
+    """
+
+    boards: np.ndarray
+    winner: np.ndarray
+    legal: np.ndarray
+    to_move: np.ndarray
+    over: np.ndarray
+    empty: np.ndarray
+    n_empty: np.ndarray
+    empty_list: np.ndarray
+
+
+def squares_to_list(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Turn a ``(n, 9)`` boolean mask into ``(list, count)``: the True squares in increasing order padded with -1 (chapter 1).
+
+    A stable argsort of ``~mask`` puts the True squares first, in order: that is the whole trick.
+    """
+    order = np.argsort(~mask, axis=1, kind="stable").astype(np.int8)
+    count = mask.sum(axis=1).astype(np.int8)
+    return np.where(np.arange(9) < count[:, None], order, -1).astype(np.int8), count
+
+
+@cache
+def board_tables() -> BoardTables:
+    """Build (once) and return the :class:`BoardTables` (chapter 1)."""
+    boards = board_from_index(np.arange(N_BOARDS))
+    line_sums = boards[:, WIN_LINES].sum(axis=2)  # (19683, 8)
+    x_line, o_line = np.any(line_sums == 3, axis=1), np.any(line_sums == -3, axis=1)
+    n_x, n_o = (boards == X).sum(axis=1), (boards == O).sum(axis=1)
+    legal = ((n_x == n_o) | (n_x == n_o + 1)) & ~(x_line & o_line)
+    legal &= ~x_line | (n_x == n_o + 1)
+    legal &= ~o_line | (n_x == n_o)
+    winner_of = np.where(x_line & ~o_line, X, np.where(o_line & ~x_line, O, EMPTY)).astype(np.int8)
+    empty = boards == EMPTY
+    empty_list, n_empty = squares_to_list(empty)
+    tables = BoardTables(
+        boards=boards,
+        winner=winner_of,
+        legal=legal,
+        to_move=np.where(n_x == n_o, X, O).astype(np.int8),
+        over=x_line | o_line | (n_empty == 0),
+        empty=empty,
+        n_empty=n_empty,
+        empty_list=empty_list,
+    )
+    for array in vars(tables).values():
+        array.flags.writeable = False
+    return tables
+
+
+# =====================================================================================================
+# Chapter 2: the network (book/02_the_network.ipynb)
+# =====================================================================================================
+
+MIN_HIDDEN, MAX_HIDDEN = 1, 10
+"""Bounds on the number of hidden nodes H (chapter 2)."""
+
+INITIAL_WEIGHT_RANGE = 0.5
+"""Initial weights and biases are uniform on [-0.5, 0.5] (chapter 2)."""
+
+
+def sigmoid(x: np.ndarray | float) -> np.ndarray:
+    """The logistic function 1 / (1 + exp(-x)) used by every hidden and output node (chapter 2)."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
+
+@dataclass(frozen=True)
+class Network:
+    """A 9-H-9 perceptron as in Fogel (1993) (chapter 2).
+
+    Each node computes ``sigmoid(weights @ inputs - bias)``: the bias is *subtracted*, as in the paper.
+
+    Attributes
+    ----------
+    hidden_weights : (H, 9) array
+        Weight from input square ``s`` to hidden node ``j`` is ``hidden_weights[j, s]``.
+    hidden_bias : (H,) array
+    output_weights : (9, H) array
+        Weight from hidden node ``j`` to output square ``s`` is ``output_weights[s, j]``.
+    output_bias : (9,) array
+    """
+
+    hidden_weights: np.ndarray
+    hidden_bias: np.ndarray
+    output_weights: np.ndarray
+    output_bias: np.ndarray
+
+    def __post_init__(self) -> None:
+        arrays = {}
+        for name in ("hidden_weights", "hidden_bias", "output_weights", "output_bias"):
+            array = np.array(getattr(self, name), dtype=float)
+            if not np.all(np.isfinite(array)):
+                raise ValueError(f"{name} must be finite numbers")
+            array.flags.writeable = False
+            arrays[name] = array
+            object.__setattr__(self, name, array)
+        hidden = arrays["hidden_weights"].shape[0] if arrays["hidden_weights"].ndim == 2 else -1
+        check_hidden_count(hidden, "hidden_weights.shape[0]")
+        expected = {
+            "hidden_weights": (hidden, 9),
+            "hidden_bias": (hidden,),
+            "output_weights": (9, hidden),
+            "output_bias": (9,),
+        }
+        for name, shape in expected.items():
+            if arrays[name].shape != shape:
+                raise ValueError(f"{name} must have shape {shape} for H={hidden}; got {arrays[name].shape}")
+
+    @property
+    def hidden_count(self) -> int:
+        """The number of hidden nodes H."""
+        return self.hidden_weights.shape[0]
+
+
+def check_hidden_count(hidden: int, name: str = "hidden") -> int:
+    """Raise ``ValueError`` naming ``name`` unless ``hidden`` is an integer from 1 to 10 (chapter 2)."""
+    if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or not MIN_HIDDEN <= hidden <= MAX_HIDDEN:
+        raise ValueError(f"{name} must be a whole number of hidden nodes from {MIN_HIDDEN} to {MAX_HIDDEN}; got {hidden!r}")
+    return int(hidden)
+
+
+def network_outputs(network: Network, board: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The nine output strengths of ``network`` for ``board`` (chapter 2)."""
+    inputs = network_input(board)
+    hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
+    return sigmoid(network.output_weights @ hidden - network.output_bias)
+
+
+def network_move(network: Network, board: Sequence[int] | np.ndarray) -> int:
+    """The empty square with the largest output; ties go to the lowest square index (chapter 2).
+
+    Outputs of occupied squares are ignored, so the move is always legal.
+
+    Raises
+    ------
+    ValueError
+        If the game on ``board`` is over (there is no move to make).
+    """
+    moves = legal_moves(board)
+    if not moves:
+        raise ValueError("the game is over on this board; the network has no move to make")
+    outputs = network_outputs(network, board)
+    return moves[int(np.argmax(outputs[moves]))]  # argmax returns the first (lowest) of tied maxima
+
+
+# --- A whole population at once -------------------------------------------------------------------
+# Every network is padded to MAX_HIDDEN hidden slots. An unused slot has zero input weights, zero
+# bias and zero output weights: its activation is sigmoid(0) = 0.5, but it reaches no output, so the
+# padded network computes exactly what the small one does. Then a population is a handful of
+# regular arrays and one batched matrix product evaluates all of it.
+
+
+@dataclass(frozen=True)
+class Population:
+    """Many networks padded to 10 hidden slots, stacked along leading batch axes (chapter 2).
+
+    With batch shape ``B`` (for instance ``(n,)`` or ``(trials, n)``):
+
+    Attributes
+    ----------
+    hidden_weights : B + (10, 9)
+    hidden_bias : B + (10,)
+    output_weights : B + (9, 10)
+    output_bias : B + (9,)
+    hidden_count : B, int
+        Network ``i`` uses hidden slots ``0 .. hidden_count[i] - 1``; the others are held at zero.
+    """
+
+    hidden_weights: np.ndarray
+    hidden_bias: np.ndarray
+    output_weights: np.ndarray
+    output_bias: np.ndarray
+    hidden_count: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The batch shape."""
+        return self.hidden_count.shape
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key) -> Population:
+        """Index or slice the batch axes (the result is again a Population)."""
+        return Population(*(np.asarray(a[key]) for a in self.arrays()))
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The five arrays, in field order."""
+        return (self.hidden_weights, self.hidden_bias, self.output_weights, self.output_bias, self.hidden_count)
+
+    def reshape(self, *shape: int) -> Population:
+        """The same networks with a new batch shape."""
+        tails = ((10, 9), (10,), (9, 10), (9,), ())
+        return Population(*(a.reshape(*shape, *t) for a, t in zip(self.arrays(), tails)))
+
+    def network(self, index) -> Network:
+        """Network ``index`` of the batch, unpadded."""
+        hidden = int(self.hidden_count[index])
+        return Network(
+            hidden_weights=self.hidden_weights[index][:hidden],
+            hidden_bias=self.hidden_bias[index][:hidden],
+            output_weights=self.output_weights[index][:, :hidden],
+            output_bias=self.output_bias[index],
+        )
+
+
+def hidden_slot_mask(hidden_count: np.ndarray) -> np.ndarray:
+    """Boolean mask of used hidden slots, shape ``hidden_count.shape + (10,)`` (chapter 2)."""
+    return np.arange(MAX_HIDDEN) < np.asarray(hidden_count)[..., None]
+
+
+def stack_networks(networks: Iterable[Network]) -> Population:
+    """Pad a sequence of networks to 10 hidden slots and stack them into a population (chapter 2)."""
+    networks = list(networks)
+    n = len(networks)
+    population = Population(
+        hidden_weights=np.zeros((n, MAX_HIDDEN, 9)),
+        hidden_bias=np.zeros((n, MAX_HIDDEN)),
+        output_weights=np.zeros((n, 9, MAX_HIDDEN)),
+        output_bias=np.zeros((n, 9)),
+        hidden_count=np.array([net.hidden_count for net in networks], dtype=np.int64),
+    )
+    for i, net in enumerate(networks):
+        h = net.hidden_count
+        population.hidden_weights[i, :h] = net.hidden_weights
+        population.hidden_bias[i, :h] = net.hidden_bias
+        population.output_weights[i, :, :h] = net.output_weights
+        population.output_bias[i] = net.output_bias
+    return population
+
+
+def concatenate_populations(populations: Sequence[Population], axis: int = 0) -> Population:
+    """Join populations along a batch axis (negative axes count from the last batch axis) (chapter 2)."""
+    axis = axis % len(populations[0].shape)
+    return Population(*(np.concatenate(group, axis=axis) for group in zip(*(p.arrays() for p in populations))))
+
+
+def check_count(value: int, name: str, minimum: int = 1) -> int:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a whole number >= ``minimum`` (chapter 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def random_population(rng: np.random.Generator, size: int) -> Population:
+    """``size`` random networks as in the paper's initial population (chapter 2).
+
+    H is uniform on {1, ..., 10}; every used weight and bias is uniform on [-0.5, 0.5].
+    """
+    size = check_count(size, "size")
+    hidden_count = rng.integers(MIN_HIDDEN, MAX_HIDDEN + 1, size=size)
+    slots = hidden_slot_mask(hidden_count)  # (size, 10)
+
+    def uniform(shape):
+        return rng.uniform(-INITIAL_WEIGHT_RANGE, INITIAL_WEIGHT_RANGE, size=(size, *shape))
+
+    return Population(
+        hidden_weights=uniform((MAX_HIDDEN, 9)) * slots[:, :, None],
+        hidden_bias=uniform((MAX_HIDDEN,)) * slots,
+        output_weights=uniform((9, MAX_HIDDEN)) * slots[:, None, :],
+        output_bias=uniform((9,)),
+        hidden_count=hidden_count,
+    )
+
+
+def random_network(rng: np.random.Generator) -> Network:
+    """One random network of the paper's initial population (chapter 2)."""
+    return random_population(rng, 1).network(0)
+
+
+def population_preactivations(population: Population, boards: np.ndarray) -> np.ndarray:
+    """Output pre-activations (weighted sums minus biases, before the sigmoid) for a batch (chapter 2).
+
+    ``boards`` has shape ``population.shape + (games, 9)``: each network gets its own boards. The
+    result has the same shape. Two batched matrix products do all the work.
+    """
+    inputs = np.asarray(boards, dtype=float)
+    hidden = sigmoid(inputs @ np.swapaxes(population.hidden_weights, -1, -2) - population.hidden_bias[..., None, :])
+    return hidden @ np.swapaxes(population.output_weights, -1, -2) - population.output_bias[..., None, :]
+
+
+def population_outputs(population: Population, boards: np.ndarray) -> np.ndarray:
+    """Output strengths for a batch: ``sigmoid`` of :func:`population_preactivations` (chapter 2)."""
+    return sigmoid(population_preactivations(population, boards))
+
+
+def population_moves(population: Population, boards: np.ndarray) -> np.ndarray:
+    """Moves of every network on its boards (ties: lowest square), shape ``population.shape + (games,)`` (chapter 2).
+
+    The sigmoid is increasing, so the largest output belongs to the largest pre-activation: the batched
+    move skips the output sigmoid (and its ``exp``) and takes the argmax of the pre-activations.
+    Boards with no empty square get move -1.
+    """
+    boards = np.asarray(boards)
+    scores = np.where(boards == EMPTY, population_preactivations(population, boards), -np.inf)
+    moves = np.argmax(scores, axis=-1)
+    return np.where(np.any(boards == EMPTY, axis=-1), moves, -1)
+
+
+# =====================================================================================================
+# Chapter 3: the near-perfect opponent (book/03_the_opponent.ipynb)
+# =====================================================================================================
+
+GAMES_PER_EVALUATION = 32
+"""Each network plays four sets of eight games (chapter 3)."""
+
+OPPONENT_MOVES_PER_GAME = 4
+"""O moves at most four times in a game (plies 2, 4, 6 and 8) (chapter 3)."""
+
+
+def check_probability(value: float, name: str) -> float:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a number in [0, 1] (chapter 3)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be a probability in [0, 1]; got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class OpponentRules:
+    """The settings of the rule-based opponent (chapter 3).
+
+    Attributes
+    ----------
+    random_move_probability
+        Chance of step (a), a move to a uniformly random empty square: 0.1 in the paper.
+    rule_d_lines
+        Step (d) moves into a line that holds one mark and two empty squares. ``"own"`` (the default,
+        the paper's reading): the mark is an O, the opponent's own. ``"opponent"``: the mark is an X,
+        as the textbook restatement and published student reimplementations read it.
+    first_reply
+        ``"cycle"`` (the default, the paper's protocol): in every set of eight games O's first reply
+        visits each of the eight squares X left empty once, with no random move. ``"rules"``: O's first
+        reply is chosen by steps (a)-(e) like every later move.
+    """
+
+    random_move_probability: float = 0.1
+    rule_d_lines: str = "own"
+    first_reply: str = "cycle"
+
+    def __post_init__(self) -> None:
+        check_probability(self.random_move_probability, "random_move_probability")
+        if self.rule_d_lines not in ("own", "opponent"):
+            raise ValueError(f"rule_d_lines must be 'own' or 'opponent'; got {self.rule_d_lines!r}")
+        if self.first_reply not in ("cycle", "rules"):
+            raise ValueError(f"first_reply must be 'cycle' or 'rules'; got {self.first_reply!r}")
+
+
+PAPER_RULES = OpponentRules()
+"""The opponent exactly as Fogel (1993) describes it (chapter 3)."""
+
+
+def rule_candidates(board: Sequence[int] | np.ndarray, rules: OpponentRules = PAPER_RULES) -> list[int]:
+    """The squares steps (b)-(e) of the rule base allow O on ``board``, in increasing order (chapter 3).
+
+    (b) squares that complete a line of O's; else (c) squares that block a line of two X's; else
+    (d) the empty squares of lines holding one mark (an O, or an X with ``rule_d_lines="opponent"``)
+    and two empty squares; else (e) every empty square. O picks uniformly among the candidates.
+
+    Raises
+    ------
+    ValueError
+        If the board is not legal or it is not O's turn in a game still going on.
+    """
+    values = validate_board(board)
+    if player_to_move(values) != O or is_game_over(values):
+        raise ValueError("the rule base plays O: it needs a board where O is to move and the game is not over")
+    d_mark = O if rules.rule_d_lines == "own" else X
+    steps = [[], [], []]  # (b) win, (c) block, (d) develop a line
+    for line in WIN_LINES:
+        marks = list(values[line])
+        gaps = [int(s) for s in line if values[s] == EMPTY]
+        if marks.count(O) == 2 and len(gaps) == 1:
+            steps[0] += gaps
+        if marks.count(X) == 2 and len(gaps) == 1:
+            steps[1] += gaps
+        if marks.count(d_mark) == 1 and len(gaps) == 2:
+            steps[2] += gaps
+    for squares in steps:
+        if squares:
+            return sorted(set(squares))
+    return legal_moves(values)  # (e)
+
+
+def split_uniform(u: np.ndarray | float, probability: float) -> tuple[np.ndarray, np.ndarray]:
+    """Use one uniform number for a coin flip and a fresh uniform pick (chapter 3).
+
+    Returns ``(heads, v)``: ``heads = u < probability`` and ``v``, the position of ``u`` inside the
+    part of [0, 1) it fell in, rescaled to [0, 1). ``v`` is uniform and independent of ``heads``, so
+    one random number per O move decides both whether O moves at random and where it moves.
+    """
+    u = np.asarray(u, dtype=float)
+    heads = u < probability
+    if probability in (0.0, 1.0):  # one side is empty: u itself is the fresh pick
+        return heads, u
+    return heads, np.where(heads, u / probability, (u - probability) / (1.0 - probability))
+
+
+def pick_uniform(squares: np.ndarray, count: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Pick ``squares[..., floor(v * count)]`` elementwise: a uniform choice among the first ``count`` entries (chapter 3)."""
+    k = np.minimum((np.asarray(v) * count).astype(np.int64), np.asarray(count, dtype=np.int64) - 1)
+    return np.take_along_axis(np.asarray(squares), k[..., None], axis=-1)[..., 0]
+
+
+def near_perfect_move_given(board: Sequence[int] | np.ndarray, u: float, rules: OpponentRules = PAPER_RULES) -> int:
+    """The rule base's move on ``board`` given its uniform random number ``u`` in [0, 1) (chapter 3).
+
+    With probability ``rules.random_move_probability`` (``u`` below it) the move is a random empty
+    square (step a); otherwise it is a random choice among :func:`rule_candidates`.
+    """
+    explore, v = split_uniform(u, rules.random_move_probability)
+    squares = legal_moves(board) if explore else rule_candidates(board, rules)
+    if not squares:
+        raise ValueError("the game is over on this board; the rule base has no move to make")
+    return int(pick_uniform(np.array(squares), np.array(len(squares)), v))
+
+
+def near_perfect_move(board: Sequence[int] | np.ndarray, rng: np.random.Generator, rules: OpponentRules = PAPER_RULES) -> int:
+    """The rule base's move on ``board``, drawing its one uniform number from ``rng`` (chapter 3)."""
+    return near_perfect_move_given(board, rng.random(), rules)
+
+
+Player = Callable[[np.ndarray], int]
+"""A player of X: a function from a board to the square it plays (chapter 3)."""
+
+
+def first_reply_square(board: np.ndarray, game: int) -> int:
+    """O's first reply in game ``game`` of the protocol under the paper's cycling rule (chapter 3).
+
+    Game ``g`` answers with the ``(g mod 8)``-th empty square in increasing order, so each set of eight
+    games tries each of the eight replies once.
+    """
+    return legal_moves(board)[game % 8]
+
+
+def play_game(
+    player: Player,
+    opponent_uniforms: Sequence[float],
+    rules: OpponentRules = PAPER_RULES,
+    game: int = 0,
+) -> tuple[int, list[int]]:
+    """Play one game of ``player`` (X) against the rule base (O): the readable, one-move-at-a-time loop (chapter 3).
+
+    Parameters
+    ----------
+    player
+        X's policy: board -> square.
+    opponent_uniforms
+        Four uniform numbers in [0, 1), one for each O move (the first is unused when the first reply cycles).
+    rules
+        The opponent's settings.
+    game
+        Index of the game in the 32-game protocol (chooses the cycled first reply).
+
+    Returns
+    -------
+    (result, moves)
+        ``result`` is +1 if X wins, -1 if O wins, 0 for a draw; ``moves`` lists the squares played.
+    """
+    board = np.zeros(9, dtype=np.int8)
+    moves: list[int] = []
+    o_moves = 0
+    while not is_game_over(board):
+        if player_to_move(board) == X:
+            square = player(board)
+        elif o_moves == 0 and rules.first_reply == "cycle":
+            square = first_reply_square(board, game)
+            o_moves += 1
+        else:
+            square = near_perfect_move_given(board, opponent_uniforms[o_moves], rules)
+            o_moves += 1
+        board = play(board, square)
+        moves.append(square)
+    return winner(board), moves
+
+
+def play_protocol(player: Player, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+    """Results (+1, -1, 0) of the 32 games of one evaluation, with ``uniforms`` of shape (32, 4) (chapter 3)."""
+    uniforms = np.asarray(uniforms)
+    if uniforms.shape != (GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME):
+        raise ValueError(f"uniforms must have shape (32, 4); got {uniforms.shape}")
+    return np.array([play_game(player, uniforms[g], rules, g)[0] for g in range(GAMES_PER_EVALUATION)])
+
+
+def random_player(rng: np.random.Generator) -> Player:
+    """A player of X that moves to a uniformly random empty square (chapter 3)."""
+    return lambda board: int(rng.choice(legal_moves(board)))
+
+
+def network_player(network: Network) -> Player:
+    """Wrap a network as a player of X (chapter 3)."""
+    return lambda board: network_move(network, board)
+
+
+# --- The vectorized opponent ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpponentTables:
+    """The rule base as lookup tables over the base-3 board index (chapter 3).
+
+    ``candidates[i, :n_candidates[i]]`` are the squares steps (b)-(e) allow on board ``i`` (in
+    increasing order) wherever O is to move in an unfinished legal game; elsewhere ``n_candidates`` is 0.
+    """
+
+    candidates: np.ndarray
+    n_candidates: np.ndarray
+    choices: np.ndarray
+    n_choices: np.ndarray
+
+
+@cache
+def opponent_tables(rule_d_lines: str = "own") -> OpponentTables:
+    """Build the rule base's candidate tables for every board at once, from line counts (chapter 3).
+
+    This is written independently of :func:`rule_candidates` (whole-table array operations instead of a
+    loop over lines) so that the two can check each other.
+    """
+    tables = board_tables()
+    cells = tables.boards[:, WIN_LINES]  # (19683, 8 lines, 3 cells)
+    n_o, n_x, n_gap = ((cells == v).sum(axis=2) for v in (O, X, EMPTY))
+    d_count = n_o if rule_d_lines == "own" else n_x
+    step_lines = [(n_o == 2) & (n_gap == 1), (n_x == 2) & (n_gap == 1), (d_count == 1) & (n_gap == 2)]
+    candidates = tables.empty.copy()  # step (e) unless an earlier step applies
+    decided = np.zeros(N_BOARDS, dtype=bool)
+    for lines in step_lines:
+        # Scatter: a square is a candidate if it is an empty cell of any selected line.
+        mask = np.zeros((N_BOARDS, 9), dtype=bool)
+        for cell in range(3):
+            np.logical_or.at(mask, (np.arange(N_BOARDS)[:, None], WIN_LINES[None, :, cell]),
+                             lines & (cells[:, :, cell] == EMPTY))  # fmt: skip
+        use = ~decided & mask.any(axis=1)
+        candidates[use] = mask[use]
+        decided |= use
+    o_to_move = tables.legal & ~tables.over & (tables.to_move == O)
+    candidate_list, n_candidates = squares_to_list(candidates & o_to_move[:, None])
+    # For the batched move: row 2 * i + 0 lists the rule squares of board i, row 2 * i + 1 its empty squares.
+    choices = np.stack([candidate_list, tables.empty_list], axis=1).reshape(-1)
+    n_choices = np.stack([n_candidates, tables.n_empty], axis=1).reshape(-1).astype(np.int64)
+    return OpponentTables(candidate_list, n_candidates, choices, n_choices)
+
+
+def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+    """The rule base's moves on many boards at once, by table lookup (chapter 3).
+
+    ``index`` holds base-3 board indices (O to move) and ``u`` one uniform number per board; the result
+    is what :func:`near_perfect_move_given` returns for each pair.
+    """
+    rule_tables = opponent_tables(rules.rule_d_lines)
+    explore, v = split_uniform(u, rules.random_move_probability)
+    row = 2 * np.asarray(index) + explore  # which list: the rule squares or all empty squares
+    count = rule_tables.n_choices[row]
+    k = np.minimum((v * count).astype(np.int64), count - 1)  # as in pick_uniform, one gather instead of a row copy
+    return rule_tables.choices[9 * row + k]
+
+
+def _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty) -> np.ndarray:
+    """X's moves in the batched engine, from the games' hidden pre-activations (chapter 3)."""
+    # sigmoid(x) = 1 / (1 + exp(-x)), computed in place: the same operations, no temporary arrays.
+    hidden = np.negative(hidden_pre)
+    np.exp(hidden, out=hidden)
+    hidden += 1.0
+    np.divide(1.0, hidden, out=hidden)
+    scores = hidden @ output_weights
+    scores -= output_bias  # output pre-activations; sigmoid is increasing, so we skip it
+    scores += np.take(occupied_penalty, index, axis=0)
+    return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
+
+
+def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+    """Play the 32-game protocol for every network of a population at once (chapter 3; explained in chapter 9).
+
+    ``population`` has batch shape ``B`` and ``uniforms`` shape ``B + (32, 4)``: the same numbers
+    :func:`play_protocol` takes for each network. Returns the results (+1, -1, 0), shape ``B + (32,)``.
+
+    All games advance together, one ply at a time, and every step is an array operation:
+
+    * a game is its base-3 board index; a move adds ``digit * 3**square``; whether the game is over,
+      who won and O's candidate squares are table lookups;
+    * each game carries its networks' hidden pre-activations; a move changes one input by +-1, so the
+      pre-activations change by one column of input weights (a row gather instead of a matrix product);
+    * X's first move is made once per network; with cycled first replies the eight boards of X's second
+      move repeat in every set of eight games, so only eight are evaluated; X's last move (one empty
+      square left) needs no network at all.
+    """
+    batch = population.shape
+    flat = population.reshape(-1)
+    n = flat.shape[0]
+    u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
+    if u.shape[0] != n:
+        raise ValueError(f"uniforms must have shape {batch + (GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)}")
+    u_by_move = np.ascontiguousarray(np.moveaxis(u, 2, 0))  # (4, n, 32): each O move's numbers contiguous
+    tables = board_tables()
+    # Row 9 * i + s holds network i's ten input weights from square s.
+    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
+    output_weights = np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))  # (n, 10, 9)
+    occupied_penalty = np.where(tables.empty, 0.0, -np.inf)  # added to outputs of occupied squares
+    output_bias = flat.output_bias[:, None, :]
+    first_row = (np.arange(n) * 9)[:, None]
+
+    def spread(games: int) -> None:  # copy each game's state to `games` games
+        nonlocal index, hidden_pre
+        reps = games // index.shape[1]
+        if reps > 1:
+            index, hidden_pre = np.tile(index, (1, reps)), np.tile(hidden_pre, (1, reps, 1))
+
+    index = np.zeros((n, 1), dtype=np.int64)
+    hidden_pre = np.broadcast_to(-flat.hidden_bias[:, None, :], (n, 1, MAX_HIDDEN)).copy()
+    cycle = rules.first_reply == "cycle"
+    over = np.zeros(index.shape, dtype=bool)
+    for ply in range(9):
+        if ply % 2 == 0:  # X, the network
+            moves = tables.empty_list[index, 0] if ply == 8 else _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty)
+            mark = X
+        else:  # O, the rule base
+            if ply == 1 and cycle:
+                spread(8)
+                moves = tables.empty_list[index, np.arange(8)]
+            else:
+                spread(GAMES_PER_EVALUATION)
+                moves = near_perfect_moves(index, u_by_move[ply // 2], rules)
+            mark = O
+        step = MARK_DIGIT[mark] * POWERS_OF_3[moves]
+        if ply >= 5:  # no game can end before X's third move (ply 4); finished games stand still
+            step[over] = 0
+        index += step
+        if ply >= 4:
+            over = tables.over[index]
+        if ply < 7:  # finished games may update their pre-activations with a meaningless move: never read
+            columns = np.take(input_columns, first_row + moves, axis=0)
+            if mark == X:
+                hidden_pre += columns
+            else:
+                hidden_pre -= columns
+    return tables.winner[index].reshape(*batch, GAMES_PER_EVALUATION)
+
+
+# =====================================================================================================
+# Chapter 4: mutation (book/04_mutation.ipynb)
+# =====================================================================================================
+
+N_WEIGHTS_PADDED = MAX_HIDDEN * 9 + MAX_HIDDEN + 9 * MAX_HIDDEN + 9
+"""Number of weights and biases of a padded network: 199 (chapter 4)."""
+
+
+@dataclass(frozen=True)
+class MutationSettings:
+    """How an offspring is made from its parent (chapter 4).
+
+    Attributes
+    ----------
+    weight_spread
+        Spread of the Gaussian noise added to every weight and bias: 0.05 in the paper.
+    spread_is
+        ``"std"`` (the default, the paper's wording): ``weight_spread`` is the standard deviation.
+        ``"variance"``: it is the variance, so the standard deviation is its square root (one reading
+        of the textbook restatement, which writes N(0, 0.5) and calls 0.05 a variance).
+    structure_change_probability
+        Chance that the hidden layer gains or loses a node: 0.5 in the paper.
+    """
+
+    weight_spread: float = 0.05
+    spread_is: str = "std"
+    structure_change_probability: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.weight_spread, (int, float, np.integer, np.floating)) or not (
+            0 <= self.weight_spread < math.inf
+        ):
+            raise ValueError(f"weight_spread must be a finite number >= 0; got {self.weight_spread!r}")
+        if self.spread_is not in ("std", "variance"):
+            raise ValueError(f"spread_is must be 'std' or 'variance'; got {self.spread_is!r}")
+        check_probability(self.structure_change_probability, "structure_change_probability")
+
+    @property
+    def sigma(self) -> float:
+        """The standard deviation of the weight noise."""
+        return float(self.weight_spread if self.spread_is == "std" else math.sqrt(self.weight_spread))
+
+
+PAPER_MUTATION = MutationSettings()
+"""Mutation exactly as Fogel (1993) describes it (chapter 4)."""
+
+
+@dataclass(frozen=True)
+class MutationDraws:
+    """The random numbers one mutation uses, for a batch of parents of shape ``B`` (chapter 4).
+
+    Attributes
+    ----------
+    noise : B + (199,)
+        Standard normal numbers for the padded weights, in the order hidden weights (10 x 9), hidden
+        biases (10), output weights (9 x 10), output biases (9). Unused slots' numbers are drawn and ignored.
+    structure : B + (3,)
+        Uniform numbers: does the hidden layer change (< p), add (< 0.5) or delete, and which node goes.
+    """
+
+    noise: np.ndarray
+    structure: np.ndarray
+
+    def noise_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The noise split into arrays shaped like the padded hidden weights, hidden biases, output weights, output biases."""
+        batch = self.noise.shape[:-1]
+        cuts = np.cumsum([MAX_HIDDEN * 9, MAX_HIDDEN, 9 * MAX_HIDDEN])
+        hw, hb, ow, ob = np.split(self.noise, cuts, axis=-1)
+        return hw.reshape(*batch, MAX_HIDDEN, 9), hb, ow.reshape(*batch, 9, MAX_HIDDEN), ob
+
+
+def draw_mutation(rng: np.random.Generator, batch: int | tuple[int, ...]) -> MutationDraws:
+    """Draw the random numbers for mutating a batch of parents (chapter 4)."""
+    batch = (batch,) if isinstance(batch, (int, np.integer)) else tuple(batch)
+    return MutationDraws(noise=rng.standard_normal((*batch, N_WEIGHTS_PADDED)), structure=rng.random((*batch, 3)))
+
+
+def structure_decisions(
+    hidden_count: np.ndarray, structure: np.ndarray, probability: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decide, from three uniform numbers per network, whether it grows, shrinks, and which node goes (chapter 4).
+
+    A change happens with ``probability``; it is an addition or a deletion with equal chance; it is
+    dropped when it would take H below 1 or above 10. The deleted node is ``floor(u * H)``.
+    """
+    hidden_count = np.asarray(hidden_count)
+    change = structure[..., 0] < probability
+    add = structure[..., 1] < 0.5
+    grow = change & add & (hidden_count < MAX_HIDDEN)
+    shrink = change & ~add & (hidden_count > MIN_HIDDEN)
+    doomed = np.minimum((structure[..., 2] * hidden_count).astype(np.int64), hidden_count - 1)
+    return grow, shrink, doomed
+
+
+def mutate_network(parent: Network, draws: MutationDraws, settings: MutationSettings = PAPER_MUTATION) -> Network:
+    """The readable mutation of one network, with one parent's draws (chapter 4).
+
+    1. Every weight and bias gets ``sigma * z`` added, ``z`` standard normal.
+    2. Maybe the hidden layer changes: a new node starts with all its weights and bias at 0; a deleted node
+       is removed and the nodes after it move up one place.
+    The parent is not modified.
+    """
+    h = parent.hidden_count
+    sigma = settings.sigma
+    z_hw, z_hb, z_ow, z_ob = draws.noise_parts()
+    hw = parent.hidden_weights + sigma * z_hw[:h]
+    hb = parent.hidden_bias + sigma * z_hb[:h]
+    ow = parent.output_weights + sigma * z_ow[:, :h]
+    ob = parent.output_bias + sigma * z_ob
+    grow, shrink, doomed = (bool(a) if a.dtype == bool else int(a) for a in structure_decisions(
+        np.array(h), draws.structure, settings.structure_change_probability))  # fmt: skip
+    if grow:
+        hw, hb = np.vstack([hw, np.zeros((1, 9))]), np.append(hb, 0.0)
+        ow = np.hstack([ow, np.zeros((9, 1))])
+    elif shrink:
+        hw, hb, ow = np.delete(hw, doomed, axis=0), np.delete(hb, doomed), np.delete(ow, doomed, axis=1)
+    return Network(hw, hb, ow, ob)
+
+
+def mutate_population(parents: Population, draws: MutationDraws, settings: MutationSettings = PAPER_MUTATION) -> Population:
+    """Mutation of a whole padded population at once; bit for bit what :func:`mutate_network` does (chapter 4).
+
+    Noise is added to used slots only (``sigma * z * mask``). A deletion is a gather: slot ``k`` takes
+    slot ``k + 1`` from the deleted node on, which is ``np.delete`` for every network in one call.
+    """
+    sigma = settings.sigma
+    z_hw, z_hb, z_ow, z_ob = draws.noise_parts()
+    slots = hidden_slot_mask(parents.hidden_count)
+    hw = parents.hidden_weights + sigma * z_hw * slots[..., :, None]
+    hb = parents.hidden_bias + sigma * z_hb * slots
+    ow = parents.output_weights + sigma * z_ow * slots[..., None, :]
+    ob = parents.output_bias + sigma * z_ob
+    grow, shrink, doomed = structure_decisions(parents.hidden_count, draws.structure, settings.structure_change_probability)
+    hidden_count = parents.hidden_count + grow - shrink
+    # A new node is slot H, which is already all zeros: growing only changes the count.
+    slot = np.arange(MAX_HIDDEN)
+    cut = np.where(shrink, doomed, MAX_HIDDEN)[..., None]
+    source = np.minimum(slot + (slot >= cut), MAX_HIDDEN - 1)  # (..., 10): where each slot takes its node from
+    keep = hidden_slot_mask(hidden_count)
+    hw = np.take_along_axis(hw, source[..., :, None], axis=-2) * keep[..., :, None]
+    hb = np.take_along_axis(hb, source, axis=-1) * keep
+    ow = np.take_along_axis(ow, source[..., None, :], axis=-1) * keep[..., None, :]
+    return Population(hw, hb, ow, ob, hidden_count)
+
+
+def mutate(parents: Population, rng: np.random.Generator, settings: MutationSettings = PAPER_MUTATION) -> Population:
+    """One offspring per parent, drawing the random numbers from ``rng`` (chapter 4)."""
+    return mutate_population(parents, draw_mutation(rng, parents.shape), settings)
+
+
+# =====================================================================================================
+# Chapter 5: scoring and selection (book/05_selection.ipynb)
+# =====================================================================================================
+
+PAPER_PAYOFF = (1.0, -10.0, 0.0)
+"""Payoff for a win, a loss and a draw in the experiments Fogel (1993) reports (chapter 5)."""
+
+
+def check_payoff(payoff: Sequence[float]) -> tuple[float, float, float]:
+    """Return ``payoff`` as a ``(win, loss, draw)`` tuple of floats or raise ``ValueError`` naming it (chapter 5)."""
+    values = np.asarray(payoff, dtype=float) if not isinstance(payoff, (str, bytes)) else np.array([])
+    if values.shape != (3,) or not np.all(np.isfinite(values)):
+        raise ValueError(f"payoff must be three finite numbers (win, loss, draw); got {payoff!r}")
+    return tuple(float(v) for v in values)
+
+
+@dataclass(frozen=True)
+class SelectionSettings:
+    """How networks are scored and which survive (chapter 5).
+
+    Attributes
+    ----------
+    payoff
+        Points for a win, a loss and a draw against the rule base: (+1, -10, 0) in the paper.
+    comparisons
+        How many other networks (distinct, chosen at random) each network is compared with: 10.
+    ties_win
+        ``True`` (the paper): a network earns a point against each compared network whose score is lower
+        *or equal*. ``False`` (the textbook restatement): only a strictly lower score earns a point.
+    """
+
+    payoff: tuple[float, float, float] = PAPER_PAYOFF
+    comparisons: int = 10
+    ties_win: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "payoff", check_payoff(self.payoff))
+        check_count(self.comparisons, "comparisons")
+        if not isinstance(self.ties_win, (bool, np.bool_)):
+            raise ValueError(f"ties_win must be True or False; got {self.ties_win!r}")
+
+
+PAPER_SELECTION = SelectionSettings()
+"""Scoring and selection as Fogel (1993) describes them (chapter 5)."""
+
+
+def game_payoffs(results: np.ndarray, payoff: Sequence[float] = PAPER_PAYOFF) -> np.ndarray:
+    """Turn game results (+1 X won, -1 O won, 0 draw) into payoffs (chapter 5)."""
+    win, loss, draw = check_payoff(payoff)
+    results = np.asarray(results)
+    return np.where(results == 1, win, np.where(results == -1, loss, draw))
+
+
+def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
+    """Choose ``len(u)`` distinct networks other than ``i`` among ``n`` by a partial Fisher-Yates shuffle (chapter 5).
+
+    ``u`` holds one uniform number per pick: pick ``k`` swaps position ``k`` with a random position
+    ``k + floor(u[k] * (n - 1 - k))`` of the list of candidates.
+    """
+    others = [j for j in range(n) if j != i]
+    for k, uk in enumerate(u):
+        j = k + min(int(uk * (len(others) - k)), len(others) - k - 1)
+        others[k], others[j] = others[j], others[k]
+    return others[: len(u)]
+
+
+def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
+    """:func:`pick_others` for every network of every population at once (chapter 5).
+
+    ``u`` has shape ``batch + (n, q)``; the result holds network indices with the same shape. The
+    shuffle runs over ``q`` steps, each one vectorized over all rows.
+    """
+    *batch, n_rows, q = u.shape
+    if q > n - 1:
+        raise ValueError(f"comparisons must be at most population size - 1 = {n - 1}; got {q}")
+    rows = u.reshape(-1, q)
+    i = np.tile(np.arange(n), rows.shape[0] // n)
+    # Candidates of network i: 0..n-1 without i, i.e. j + (j >= i) for j in 0..n-2.
+    others = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= i[:, None])
+    r = np.arange(rows.shape[0])
+    for k in range(q):
+        j = k + np.minimum((rows[:, k] * (n - 1 - k)).astype(np.int64), n - 2 - k)
+        others[r, k], others[r, j] = others[r, j], others[r, k].copy()
+    return others[:, :q].reshape(*batch, n_rows, q)
+
+
+def selection_points(scores: np.ndarray, opponents: np.ndarray, ties_win: bool = True) -> np.ndarray:
+    """Points of each network: how many of its compared networks scored lower (or equal, if ``ties_win``) (chapter 5).
+
+    ``scores`` has shape ``batch + (n,)`` and ``opponents`` ``batch + (n, q)`` (indices into the same population).
+    """
+    theirs = np.take_along_axis(scores[..., None, :], opponents, axis=-1)  # (..., n, q)
+    beaten = scores[..., :, None] >= theirs if ties_win else scores[..., :, None] > theirs
+    return beaten.sum(axis=-1)
+
+
+def survivors(points: np.ndarray, tie_keys: np.ndarray, keep: int) -> np.ndarray:
+    """Indices of the ``keep`` networks with the most points, best first; equal points go by a random key, larger first (chapter 5).
+
+    ``np.lexsort`` sorts by its last key first: increasing points, then increasing tie key; reversed,
+    that is the ranking we want.
+    """
+    return np.lexsort((tie_keys, points), axis=-1)[..., ::-1][..., :keep]
+
+
+def take_networks(population: Population, index: np.ndarray) -> Population:
+    """The networks at ``index`` (shape ``batch + (k,)``) of each population in the batch (chapter 5)."""
+    index = np.asarray(index)
+    return Population(*(
+        np.take_along_axis(a, index.reshape(index.shape + (1,) * (a.ndim - index.ndim)), axis=index.ndim - 1)
+        for a in population.arrays()
+    ))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GenerationDraws:
+    """Every random number one generation of one or many trials uses (chapter 5).
+
+    With ``P`` parents and batch shape ``B`` (for instance ``(trials,)``):
+
+    Attributes
+    ----------
+    mutation : MutationDraws with batch ``B + (P,)``
+    games : B + (2P, 32, 4)
+        One uniform number per possible O move of every game of every network.
+    comparisons : B + (2P, q)
+        Uniform numbers for choosing each network's ``q`` compared networks.
+    ties : B + (2P,)
+        Random keys that break ties in points.
+    """
+
+    mutation: MutationDraws
+    games: np.ndarray
+    comparisons: np.ndarray
+    ties: np.ndarray
+
+    def __getitem__(self, key) -> GenerationDraws:
+        return GenerationDraws(
+            MutationDraws(self.mutation.noise[key], self.mutation.structure[key]),
+            self.games[key], self.comparisons[key], self.ties[key],
+        )  # fmt: skip
+
+
+def draw_generation(
+    rng: np.random.Generator, parents: int, comparisons: int = 10, out: GenerationDraws | None = None
+) -> GenerationDraws:
+    """Draw one generation's random numbers for one trial, in a fixed order (chapter 5).
+
+    With ``out`` (arrays of the right shapes) the numbers are written into it, so many trials can fill
+    one stacked buffer without copies; the numbers are the same either way.
+    """
+    n = 2 * parents
+    shapes = ((parents, N_WEIGHTS_PADDED), (parents, 3), (n, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME),
+              (n, comparisons), (n,))  # fmt: skip
+    if out is None:
+        arrays = [np.empty(shape) for shape in shapes]
+    else:
+        arrays = [out.mutation.noise, out.mutation.structure, out.games, out.comparisons, out.ties]
+    rng.standard_normal(out=arrays[0])
+    for array in arrays[1:]:
+        rng.random(out=array)
+    return GenerationDraws(MutationDraws(arrays[0], arrays[1]), *arrays[2:])
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """What one generation step returns (chapter 5).
+
+    Attributes
+    ----------
+    parents : Population, batch ``B + (P,)``
+        The survivors, best first.
+    scores : B + (2P,)
+        Sampled 32-game scores of the parents (first P) and offspring (last P) before selection.
+    points : B + (2P,)
+        Selection points of each of them.
+    chosen : B + (P,)
+        Indices (into parents + offspring) of the survivors, best first.
+    hidden_count : B + (2P,)
+        Hidden-layer sizes of the parents and offspring that were scored.
+    """
+
+    parents: Population
+    scores: np.ndarray
+    points: np.ndarray
+    chosen: np.ndarray
+    hidden_count: np.ndarray
+
+
+def generation_step_readable(
+    parents: list[Network],
+    draws: GenerationDraws,
+    rules: OpponentRules = PAPER_RULES,
+    mutation: MutationSettings = PAPER_MUTATION,
+    selection: SelectionSettings = PAPER_SELECTION,
+) -> tuple[list[Network], np.ndarray, np.ndarray, np.ndarray]:
+    """One generation of one trial, one network and one game at a time (chapter 5).
+
+    Returns ``(new_parents, scores, points, chosen)`` as in :class:`GenerationResult`.
+    """
+    P = len(parents)
+    offspring = [mutate_network(p, draws[i].mutation, mutation) for i, p in enumerate(parents)]
+    everyone = parents + offspring
+    scores = np.array([
+        game_payoffs(play_protocol(network_player(net), draws.games[i], rules), selection.payoff).sum()
+        for i, net in enumerate(everyone)
+    ])  # fmt: skip
+    points = np.array([
+        sum(scores[i] >= scores[j] if selection.ties_win else scores[i] > scores[j]
+            for j in pick_others(i, 2 * P, draws.comparisons[i]))
+        for i in range(2 * P)
+    ])  # fmt: skip
+    order = sorted(range(2 * P), key=lambda i: (-points[i], -draws.ties[i]))
+    chosen = np.array(order[:P])
+    return [everyone[i] for i in chosen], scores, points, chosen
+
+
+def generation_step(
+    parents: Population,
+    draws: GenerationDraws,
+    rules: OpponentRules = PAPER_RULES,
+    mutation: MutationSettings = PAPER_MUTATION,
+    selection: SelectionSettings = PAPER_SELECTION,
+) -> GenerationResult:
+    """One generation of many trials at once: mutate, score, compare, select (chapter 5).
+
+    ``parents`` has batch shape ``B + (P,)`` and ``draws`` batch shape ``B``.
+    """
+    P = parents.shape[-1]
+    offspring = mutate_population(parents, draws.mutation, mutation)
+    everyone = concatenate_populations([parents, offspring], axis=-1)
+    scores = game_payoffs(play_protocol_batch(everyone, draws.games, rules), selection.payoff).sum(axis=-1)
+    opponents = pick_others_batch(2 * P, draws.comparisons)
+    points = selection_points(scores, opponents, selection.ties_win)
+    chosen = survivors(points, draws.ties, P)
+    return GenerationResult(take_networks(everyone, chosen), scores, points, chosen, everyone.hidden_count)
+
+
+# =====================================================================================================
+# Chapter 6: evolution (book/06_evolution.ipynb)
+# =====================================================================================================
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Everything that defines one experiment; the defaults are Fogel (1993) (chapter 6).
+
+    Attributes
+    ----------
+    parents
+        Parents per population (50); each generation scores them and their 50 offspring.
+    generations
+        Generations per trial (800).
+    trials
+        Independent trials (20).
+    rules, mutation, selection
+        The opponent, mutation and selection settings (see chapters 3-5).
+    """
+
+    parents: int = 50
+    generations: int = 800
+    trials: int = 20
+    rules: OpponentRules = PAPER_RULES
+    mutation: MutationSettings = PAPER_MUTATION
+    selection: SelectionSettings = PAPER_SELECTION
+
+    def __post_init__(self) -> None:
+        check_count(self.parents, "parents")
+        check_count(self.generations, "generations")
+        check_count(self.trials, "trials")
+        for name, kind in (("rules", OpponentRules), ("mutation", MutationSettings), ("selection", SelectionSettings)):
+            if not isinstance(getattr(self, name), kind):
+                raise ValueError(f"{name} must be a {kind.__name__}; got {getattr(self, name)!r}")
+        if self.selection.comparisons > 2 * self.parents - 1:
+            raise ValueError(
+                f"comparisons ({self.selection.comparisons}) must be at most 2 * parents - 1 = {2 * self.parents - 1}"
+            )
+
+    def as_dict(self) -> dict:
+        """A JSON-friendly description of the configuration."""
+        return {
+            "parents": self.parents, "generations": self.generations, "trials": self.trials,
+            "rules": vars(self.rules).copy(), "mutation": vars(self.mutation).copy(),
+            "selection": {**vars(self.selection), "payoff": list(self.selection.payoff)},
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ExperimentConfig:
+        """Inverse of :meth:`as_dict`."""
+        return cls(
+            parents=data["parents"], generations=data["generations"], trials=data["trials"],
+            rules=OpponentRules(**data["rules"]), mutation=MutationSettings(**data["mutation"]),
+            selection=SelectionSettings(**{**data["selection"], "payoff": tuple(data["selection"]["payoff"])}),
+        )  # fmt: skip
+
+
+PAPER_EXPERIMENT = ExperimentConfig()
+"""Fogel's experiment: 50 parents, 800 generations, 20 trials, the paper's rules (chapter 6)."""
+
+
+def trial_generators(seed: int, trials: int) -> list[np.random.Generator]:
+    """One independent random generator per trial, spawned from ``seed`` (chapter 6).
+
+    Trial ``t`` draws only from its own generator, so its run is the same whether it is run alone or
+    alongside others.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(check_count(trials, "trials"))]
+
+
+@dataclass(frozen=True)
+class EvolutionRun:
+    """The record of an experiment (chapter 6).
+
+    Attributes
+    ----------
+    config, seed
+        What was run.
+    trial_numbers
+        Which trials of the configuration the rows hold (all of them, unless a subset was asked for).
+    best_score, mean_score, mean_hidden : (trials, generations)
+        Per trial and generation: the best and the mean sampled score of the 2P scored networks, and
+        their mean number of hidden nodes.
+    final_parents : Population, batch (trials, parents)
+        Each trial's parents after the last selection, best first.
+    final_points : (trials, parents)
+        Their selection points in the last generation.
+    """
+
+    config: ExperimentConfig
+    seed: int
+    trial_numbers: tuple[int, ...]
+    best_score: np.ndarray
+    mean_score: np.ndarray
+    mean_hidden: np.ndarray
+    final_parents: Population
+    final_points: np.ndarray
+
+    def best_network(self, trial: int = 0) -> Network:
+        """The best final parent of trial number ``trial`` (the one ranked first by the last selection)."""
+        if trial not in self.trial_numbers:
+            raise ValueError(f"trial {trial} is not in this run; it holds trials {list(self.trial_numbers)}")
+        return self.final_parents.network((self.trial_numbers.index(trial), 0))
+
+
+def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
+    """Stack runs of different trials of the same experiment and seed into one (chapter 6)."""
+    first = runs[0]
+    if any(r.config != first.config or r.seed != first.seed for r in runs):
+        raise ValueError("only runs of the same configuration and seed can be merged")
+    return EvolutionRun(
+        first.config, first.seed, tuple(t for r in runs for t in r.trial_numbers),
+        *(np.concatenate([getattr(r, name) for r in runs]) for name in ("best_score", "mean_score", "mean_hidden")),
+        concatenate_populations([r.final_parents for r in runs]), np.concatenate([r.final_points for r in runs]),
+    )  # fmt: skip
+
+
+def evolve(
+    config: ExperimentConfig = PAPER_EXPERIMENT,
+    seed: int = 1,
+    progress: bool = False,
+    trials: Sequence[int] | None = None,
+    workers: int = 1,
+) -> EvolutionRun:
+    """Run ``config.trials`` independent trials of evolutionary programming together (chapter 6).
+
+    Each generation: every parent makes one mutated offspring; all 2P networks play 32 games against
+    the rule base; each is compared with ``comparisons`` others; the P with most points survive. All
+    trials and all their games advance together as arrays.
+
+    Parameters
+    ----------
+    config
+        The experiment (default: the paper's).
+    seed
+        Seed of the whole run; trial ``t`` uses the ``t``-th generator of :func:`trial_generators`.
+    progress
+        Show a tqdm progress bar over generations.
+    trials
+        Run only these trial numbers (default: all); trial ``t`` gives the same result either way.
+    workers
+        Processes to share the trials between (at most one per trial). Each trial draws from its own
+        generator, so the result is the same, bit for bit, for any number of workers.
+    """
+    all_rngs = trial_generators(seed, config.trials)
+    chosen_trials = list(range(config.trials)) if trials is None else [int(t) for t in trials]
+    if not chosen_trials or any(not 0 <= t < config.trials for t in chosen_trials):
+        raise ValueError(f"trials must be trial numbers from 0 to {config.trials - 1}; got {trials!r}")
+    workers = min(check_count(workers, "workers"), len(chosen_trials))
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
+        # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
+            others = [pool.submit(evolve, config, seed, False, chunk) for chunk in chunks[1:]]
+            here = evolve(config, seed, progress, chunks[0])  # this process takes the first share, with the progress bar
+            return merge_runs([here] + [job.result() for job in others])
+    rngs = [all_rngs[t] for t in chosen_trials]
+    T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
+    parents = random_population(rngs[0], P).reshape(1, P)
+    parents = concatenate_populations([parents] + [random_population(r, P).reshape(1, P) for r in rngs[1:]])
+    n = 2 * P
+    buffer = GenerationDraws(
+        MutationDraws(np.empty((T, P, N_WEIGHTS_PADDED)), np.empty((T, P, 3))),
+        np.empty((T, n, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)), np.empty((T, n, q)), np.empty((T, n)),
+    )  # fmt: skip
+    best, mean, hidden = (np.empty((T, G)) for _ in range(3))
+    steps = range(G)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc=f"{T} trials x {G} generations", unit="gen")
+    for g in steps:
+        for t, rng in enumerate(rngs):
+            draw_generation(rng, P, q, out=buffer[t])
+        step = generation_step(parents, buffer, config.rules, config.mutation, config.selection)
+        best[:, g] = step.scores.max(axis=-1)
+        mean[:, g] = step.scores.mean(axis=-1)
+        hidden[:, g] = step.hidden_count.mean(axis=-1)
+        parents = step.parents
+    final_points = np.take_along_axis(step.points, step.chosen, axis=-1)
+    return EvolutionRun(config, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points)

@@ -19,10 +19,10 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -236,9 +236,7 @@ def draw_board(
         ax.plot([x0 + k * cell] * 2, [y0, y0 + size], color="0.3", lw=line_width)
         ax.plot([x0, x0 + size], [y0 + k * cell] * 2, color="0.3", lw=line_width)
     if frame_color is not None:
-        ax.add_patch(
-            plt.Rectangle((x0, y0), size, size, fill=False, edgecolor=frame_color, lw=2.5 * line_width)
-        )
+        ax.add_patch(plt.Rectangle((x0, y0), size, size, fill=False, edgecolor=frame_color, lw=2.5 * line_width))
     order = {int(s): i + 1 for i, s in enumerate(move_order)} if move_order is not None else {}
     font = 40 * size
     for square in range(9):
@@ -338,7 +336,7 @@ def board_index(boards: Sequence[int] | np.ndarray) -> int | np.ndarray:
 
 
 def board_from_index(index: int | np.ndarray) -> np.ndarray:
-    """The board(s) with the given base-3 index, shape ``(..., 9)``, int8; inverse of :func:`board_index` (chapter 1)."""
+    """The board(s) with the given base-3 index, shape ``(..., 9)``; inverse of :func:`board_index` (chapter 1)."""
     index = np.asarray(index)
     if np.any((index < 0) | (index >= N_BOARDS)):
         raise ValueError(f"board indices run from 0 to {N_BOARDS - 1}")
@@ -382,7 +380,7 @@ class BoardTables:
 
 
 def squares_to_list(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Turn a ``(n, 9)`` boolean mask into ``(list, count)``: the True squares in increasing order padded with -1 (chapter 1).
+    """Turn a ``(n, 9)`` boolean mask into ``(list, count)``: True squares in order, padded with -1 (chapter 1).
 
     A stable argsort of ``~mask`` puts the True squares first, in order: that is the whole trick.
     """
@@ -486,7 +484,9 @@ class Network:
 def check_hidden_count(hidden: int, name: str = "hidden") -> int:
     """Raise ``ValueError`` naming ``name`` unless ``hidden`` is an integer from 1 to 10 (chapter 2)."""
     if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or not MIN_HIDDEN <= hidden <= MAX_HIDDEN:
-        raise ValueError(f"{name} must be a whole number of hidden nodes from {MIN_HIDDEN} to {MAX_HIDDEN}; got {hidden!r}")
+        raise ValueError(
+            f"{name} must be a whole number of hidden nodes from {MIN_HIDDEN} to {MAX_HIDDEN}; got {hidden!r}"
+        )
     return int(hidden)
 
 
@@ -562,7 +562,7 @@ class Population:
     def reshape(self, *shape: int) -> Population:
         """The same networks with a new batch shape."""
         tails = ((10, 9), (10,), (9, 10), (9,), ())
-        return Population(*(a.reshape(*shape, *t) for a, t in zip(self.arrays(), tails)))
+        return Population(*(a.reshape(*shape, *t) for a, t in zip(self.arrays(), tails, strict=False)))
 
     def network(self, index) -> Network:
         """Network ``index`` of the batch, unpadded."""
@@ -603,7 +603,9 @@ def stack_networks(networks: Iterable[Network]) -> Population:
 def concatenate_populations(populations: Sequence[Population], axis: int = 0) -> Population:
     """Join populations along a batch axis (negative axes count from the last batch axis) (chapter 2)."""
     axis = axis % len(populations[0].shape)
-    return Population(*(np.concatenate(group, axis=axis) for group in zip(*(p.arrays() for p in populations))))
+    return Population(
+        *(np.concatenate(group, axis=axis) for group in zip(*(p.arrays() for p in populations), strict=False))
+    )
 
 
 def check_count(value: int, name: str, minimum: int = 1) -> int:
@@ -767,7 +769,7 @@ def split_uniform(u: np.ndarray | float, probability: float) -> tuple[np.ndarray
 
 
 def pick_uniform(squares: np.ndarray, count: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Pick ``squares[..., floor(v * count)]`` elementwise: a uniform choice among the first ``count`` entries (chapter 3)."""
+    """Pick ``squares[..., floor(v * count)]``: a uniform choice among the first ``count`` entries (chapter 3)."""
     k = np.minimum((np.asarray(v) * count).astype(np.int64), np.asarray(count, dtype=np.int64) - 1)
     return np.take_along_axis(np.asarray(squares), k[..., None], axis=-1)[..., 0]
 
@@ -785,7 +787,9 @@ def near_perfect_move_given(board: Sequence[int] | np.ndarray, u: float, rules: 
     return int(pick_uniform(np.array(squares), np.array(len(squares)), v))
 
 
-def near_perfect_move(board: Sequence[int] | np.ndarray, rng: np.random.Generator, rules: OpponentRules = PAPER_RULES) -> int:
+def near_perfect_move(
+    board: Sequence[int] | np.ndarray, rng: np.random.Generator, rules: OpponentRules = PAPER_RULES
+) -> int:
     """The rule base's move on ``board``, drawing its one uniform number from ``rng`` (chapter 3)."""
     return near_perfect_move_given(board, rng.random(), rules)
 
@@ -980,7 +984,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     over = np.zeros(index.shape, dtype=bool)
     for ply in range(9):
         if ply % 2 == 0:  # X, the network
-            moves = tables.empty_list[index, 0] if ply == 8 else _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty)
+            moves = (
+                tables.empty_list[index, 0]
+                if ply == 8
+                else _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty)
+            )
             mark = X
         else:  # O, the rule base
             if ply == 1 and cycle:
@@ -1069,7 +1077,7 @@ class MutationDraws:
     structure: np.ndarray
 
     def noise_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The noise split into arrays shaped like the padded hidden weights, hidden biases, output weights, output biases."""
+        """The noise split into arrays shaped like the padded hidden weights and biases, output weights and biases."""
         batch = self.noise.shape[:-1]
         cuts = np.cumsum([MAX_HIDDEN * 9, MAX_HIDDEN, 9 * MAX_HIDDEN])
         hw, hb, ow, ob = np.split(self.noise, cuts, axis=-1)
@@ -1124,7 +1132,9 @@ def mutate_network(parent: Network, draws: MutationDraws, settings: MutationSett
     return Network(hw, hb, ow, ob)
 
 
-def mutate_population(parents: Population, draws: MutationDraws, settings: MutationSettings = PAPER_MUTATION) -> Population:
+def mutate_population(
+    parents: Population, draws: MutationDraws, settings: MutationSettings = PAPER_MUTATION
+) -> Population:
     """Mutation of a whole padded population at once; bit for bit what :func:`mutate_network` does (chapter 4).
 
     Noise is added to used slots only (``sigma * z * mask``). A deletion is a gather: slot ``k`` takes
@@ -1137,7 +1147,9 @@ def mutate_population(parents: Population, draws: MutationDraws, settings: Mutat
     hb = parents.hidden_bias + sigma * z_hb * slots
     ow = parents.output_weights + sigma * z_ow * slots[..., None, :]
     ob = parents.output_bias + sigma * z_ob
-    grow, shrink, doomed = structure_decisions(parents.hidden_count, draws.structure, settings.structure_change_probability)
+    grow, shrink, doomed = structure_decisions(
+        parents.hidden_count, draws.structure, settings.structure_change_probability
+    )
     hidden_count = parents.hidden_count + grow - shrink
     # A new node is slot H, which is already all zeros: growing only changes the count.
     slot = np.arange(MAX_HIDDEN)
@@ -1252,7 +1264,7 @@ def selection_points(scores: np.ndarray, opponents: np.ndarray, ties_win: bool =
 
 
 def survivors(points: np.ndarray, tie_keys: np.ndarray, keep: int) -> np.ndarray:
-    """Indices of the ``keep`` networks with the most points, best first; equal points go by a random key, larger first (chapter 5).
+    """Indices of the ``keep`` networks with most points, best first; ties go by a random key, larger first (chapter 5).
 
     ``np.lexsort`` sorts by its last key first: increasing points, then increasing tie key; reversed,
     that is the ranking we want.
@@ -1333,15 +1345,15 @@ class GenerationResult:
         Selection points of each of them.
     chosen : B + (P,)
         Indices (into parents + offspring) of the survivors, best first.
-    hidden_count : B + (2P,)
-        Hidden-layer sizes of the parents and offspring that were scored.
+    scored : Population, batch ``B + (2P,)``
+        The parents and offspring that were scored, in the order of ``scores``.
     """
 
     parents: Population
     scores: np.ndarray
     points: np.ndarray
     chosen: np.ndarray
-    hidden_count: np.ndarray
+    scored: Population
 
 
 def generation_step_readable(
@@ -1390,7 +1402,7 @@ def generation_step(
     opponents = pick_others_batch(2 * P, draws.comparisons)
     points = selection_points(scores, opponents, selection.ties_win)
     chosen = survivors(points, draws.ties, P)
-    return GenerationResult(take_networks(everyone, chosen), scores, points, chosen, everyone.hidden_count)
+    return GenerationResult(take_networks(everyone, chosen), scores, points, chosen, everyone)
 
 
 # =====================================================================================================
@@ -1483,6 +1495,8 @@ class EvolutionRun:
         Each trial's parents after the last selection, best first.
     final_points : (trials, parents)
         Their selection points in the last generation.
+    best_networks : Population with batch (trials, generations), or None
+        With ``record_best``: each generation's network with the best sampled score.
     """
 
     config: ExperimentConfig
@@ -1493,6 +1507,7 @@ class EvolutionRun:
     mean_hidden: np.ndarray
     final_parents: Population
     final_points: np.ndarray
+    best_networks: Population | None = None
 
     def best_network(self, trial: int = 0) -> Network:
         """The best final parent of trial number ``trial`` (the one ranked first by the last selection)."""
@@ -1510,6 +1525,7 @@ def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
         first.config, first.seed, tuple(t for r in runs for t in r.trial_numbers),
         *(np.concatenate([getattr(r, name) for r in runs]) for name in ("best_score", "mean_score", "mean_hidden")),
         concatenate_populations([r.final_parents for r in runs]), np.concatenate([r.final_points for r in runs]),
+        None if runs[0].best_networks is None else concatenate_populations([r.best_networks for r in runs]),
     )  # fmt: skip
 
 
@@ -1519,6 +1535,7 @@ def evolve(
     progress: bool = False,
     trials: Sequence[int] | None = None,
     workers: int = 1,
+    record_best: bool = False,
 ) -> EvolutionRun:
     """Run ``config.trials`` independent trials of evolutionary programming together (chapter 6).
 
@@ -1539,6 +1556,8 @@ def evolve(
     workers
         Processes to share the trials between (at most one per trial). Each trial draws from its own
         generator, so the result is the same, bit for bit, for any number of workers.
+    record_best
+        Keep every generation's best-scoring network (for chapter 12).
     """
     all_rngs = trial_generators(seed, config.trials)
     chosen_trials = list(range(config.trials)) if trials is None else [int(t) for t in trials]
@@ -1554,8 +1573,9 @@ def evolve(
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-            others = [pool.submit(evolve, config, seed, False, chunk) for chunk in chunks[1:]]
-            here = evolve(config, seed, progress, chunks[0])  # this process takes the first share, with the progress bar
+            others = [pool.submit(evolve, config, seed, False, chunk, 1, record_best) for chunk in chunks[1:]]
+            # This process takes the first share, with the progress bar.
+            here = evolve(config, seed, progress, chunks[0], 1, record_best)
             return merge_runs([here] + [job.result() for job in others])
     rngs = [all_rngs[t] for t in chosen_trials]
     T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
@@ -1567,6 +1587,7 @@ def evolve(
         np.empty((T, n, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)), np.empty((T, n, q)), np.empty((T, n)),
     )  # fmt: skip
     best, mean, hidden = (np.empty((T, G)) for _ in range(3))
+    leaders: list[Population] = []
     steps = range(G)
     if progress:
         from tqdm.auto import tqdm
@@ -1578,7 +1599,701 @@ def evolve(
         step = generation_step(parents, buffer, config.rules, config.mutation, config.selection)
         best[:, g] = step.scores.max(axis=-1)
         mean[:, g] = step.scores.mean(axis=-1)
-        hidden[:, g] = step.hidden_count.mean(axis=-1)
+        hidden[:, g] = step.scored.hidden_count.mean(axis=-1)
+        if record_best:  # the network with the best sampled score (the first of equals)
+            leaders.append(take_networks(step.scored, step.scores.argmax(axis=-1)[:, None]))
         parents = step.parents
     final_points = np.take_along_axis(step.points, step.chosen, axis=-1)
-    return EvolutionRun(config, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points)
+    best_networks = concatenate_populations(leaders, axis=1) if record_best else None
+    return EvolutionRun(
+        config, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points, best_networks
+    )
+
+
+def save_run(run: EvolutionRun, path: str | Path) -> None:
+    """Write a run to a ``.npz`` file: every recorded curve, the final networks and the configuration (chapter 6)."""
+    np.savez_compressed(
+        path,
+        config=json.dumps(run.config.as_dict()),
+        seed=run.seed,
+        trial_numbers=np.array(run.trial_numbers),
+        best_score=run.best_score,
+        mean_score=run.mean_score,
+        mean_hidden=run.mean_hidden,
+        final_points=run.final_points,
+        **{f"final_{name}": array for name, array in zip(
+            ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count"),
+            run.final_parents.arrays(), strict=False)},
+    )  # fmt: skip
+
+
+def load_run(path: str | Path) -> EvolutionRun:
+    """Read a run written by :func:`save_run` (chapter 6)."""
+    with np.load(path) as data:
+        names = ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count")
+        return EvolutionRun(
+            config=ExperimentConfig.from_dict(json.loads(str(data["config"]))),
+            seed=int(data["seed"]),
+            trial_numbers=tuple(int(t) for t in data["trial_numbers"]),
+            best_score=data["best_score"], mean_score=data["mean_score"], mean_hidden=data["mean_hidden"],
+            final_parents=Population(*(data[f"final_{name}"] for name in names)),
+            final_points=data["final_points"],
+        )  # fmt: skip
+
+
+# =====================================================================================================
+# Chapter 7: the performance curve, Fogel's Figure 2 (book/07_figure2.ipynb)
+# =====================================================================================================
+
+
+def t_quantile_975(df: int) -> float:
+    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (chapter 7).
+
+    Uses the Cornish-Fisher expansion of Abramowitz and Stegun (26.7.5) around the normal quantile
+    1.959964; for df >= 5 it is accurate to about 1e-4, enough for plotted confidence limits.
+    """
+    df = check_count(df, "df")
+    z = 1.959963984540054
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return float(z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4)
+
+
+def mean_with_confidence(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over trials (axis 0) with approximate 95% confidence limits, ``mean -+ t * sd / sqrt(n)`` (chapter 7)."""
+    curves = np.asarray(curves, dtype=float)
+    n = curves.shape[0]
+    if n < 2:
+        raise ValueError("confidence limits need at least 2 trials")
+    mean = curves.mean(axis=0)
+    half_width = t_quantile_975(n - 1) * curves.std(axis=0, ddof=1) / math.sqrt(n)
+    return mean, mean - half_width, mean + half_width
+
+
+NETWORK_FORMAT = "fogel-ttt-network"
+"""The ``format`` field of a saved network file (chapter 7)."""
+
+
+def save_network(network: Network, path: str | Path, **provenance) -> None:
+    """Save a network as human-readable JSON (chapter 7).
+
+    The file holds ``format``, ``version``, ``hidden_count``, the four weight arrays as nested lists
+    (``hidden_weights[j][s]``: input square s to hidden node j; ``output_weights[s][j]``: hidden node j
+    to output square s; biases are subtracted), and any keyword arguments given as provenance, for
+    instance ``seed``, ``trial``, ``generation`` and ``experiment``. Floats are written with all their
+    digits, so loading gives back the same network bit for bit.
+    """
+    record = {
+        "format": NETWORK_FORMAT,
+        "version": 1,
+        "hidden_count": network.hidden_count,
+        "hidden_weights": network.hidden_weights.tolist(),
+        "hidden_bias": network.hidden_bias.tolist(),
+        "output_weights": network.output_weights.tolist(),
+        "output_bias": network.output_bias.tolist(),
+        **provenance,
+    }
+    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+
+
+def load_network(path: str | Path) -> tuple[Network, dict]:
+    """Load a network saved by :func:`save_network`; return it with the file's other fields (chapter 7).
+
+    Raises
+    ------
+    ValueError
+        If the file is not JSON, is not a network file, or its arrays have the wrong shapes or values,
+        saying which.
+    """
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(record, dict) or record.get("format") != NETWORK_FORMAT:
+        raise ValueError(f'{path} is not a network file: it needs "format": "{NETWORK_FORMAT}"')
+    if record.get("version") != 1:
+        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    fields = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
+    missing = [name for name in (*fields, "hidden_count") if name not in record]
+    if missing:
+        raise ValueError(f"{path} lacks the field(s) {missing}")
+    try:
+        network = Network(*(np.array(record[name], dtype=float) for name in fields))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path}: {error}") from None
+    if record["hidden_count"] != network.hidden_count:
+        raise ValueError(
+            f"{path}: hidden_count says {record['hidden_count']} "
+            f"but the weights have {network.hidden_count} hidden nodes"
+        )
+    provenance = {k: v for k, v in record.items() if k not in (*fields, "hidden_count", "format", "version")}
+    return network, provenance
+
+
+def champion_provenance(run: EvolutionRun, trial: int = 0) -> dict:
+    """The provenance recorded with a run's champion: experiment, seed, trial and generation (chapter 7)."""
+    return {
+        "description": f"Best final parent of trial {trial} (ranked first by the last selection)",
+        "seed": run.seed,
+        "trial": trial,
+        "generation": run.config.generations,
+        "experiment": run.config.as_dict(),
+    }
+
+
+# =====================================================================================================
+# Chapter 8: a tree of games, Fogel's Figure 3 (book/08_figure3.ipynb)
+# =====================================================================================================
+
+
+@dataclass
+class GameNode:
+    """A node of a tree of games (chapter 8).
+
+    ``board`` is the position after ``moves``; ``children`` are the positions after the next move (an
+    O reply followed, unless the game ended, by X's answer); a leaf has ``result`` +1, -1 or 0.
+    """
+
+    board: np.ndarray
+    moves: list[int]
+    children: list[GameNode] = field(default_factory=list)
+    result: int | None = None
+
+    def leaves(self) -> list[GameNode]:
+        """The finished games below this node, left to right."""
+        return [self] if not self.children else [leaf for child in self.children for leaf in child.leaves()]
+
+
+def game_tree(player: Player, rules: OpponentRules = PAPER_RULES) -> GameNode:
+    """Every game ``player`` (X) can play against the rule base when the rule base never moves at random (chapter 8).
+
+    The branches are O's first replies (all eight, as in the protocol, or the rule squares with
+    ``first_reply="rules"``) and, later, every square the rules (b)-(e) allow. The root is the board after
+    X's first move.
+    """
+    board = play(np.zeros(9, dtype=np.int8), player(np.zeros(9, dtype=np.int8)))
+    root = GameNode(board, [int(np.flatnonzero(board)[0])])
+
+    def grow(node: GameNode, first: bool) -> None:
+        if is_game_over(node.board):
+            node.result = winner(node.board)
+            return
+        replies = (
+            legal_moves(node.board) if first and rules.first_reply == "cycle" else rule_candidates(node.board, rules)
+        )
+        for reply in replies:
+            after_o = play(node.board, reply)
+            if is_game_over(after_o):
+                child = GameNode(after_o, node.moves + [reply])
+            else:
+                answer = player(after_o)
+                child = GameNode(play(after_o, answer), node.moves + [reply, answer])
+            node.children.append(child)
+            grow(child, False)
+
+    grow(root, True)
+    return root
+
+
+def tree_counts(tree: GameNode) -> dict[str, int]:
+    """Numbers of won, drawn and lost games (for X) at the leaves of a tree of games (chapter 8)."""
+    results = [leaf.result for leaf in tree.leaves()]
+    return {"wins": results.count(X), "draws": results.count(EMPTY), "losses": results.count(O)}
+
+
+def draw_game_tree(tree: GameNode, ax=None, board_size: float = 0.8):
+    """Draw a tree of games left to right: a board at every node, leaves framed by result (chapter 8).
+
+    Leaves are stacked top to bottom; an inner node sits at the mean height of its children. Frames:
+    green for a win of X, grey for a draw, red for a loss. Marks carry their move numbers.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    leaves = tree.leaves()
+    depth_of = {}
+
+    def place(node: GameNode, depth: int, counter: list[int]) -> float:
+        if not node.children:
+            y = -counter[0]
+            counter[0] += 1
+        else:
+            y = float(np.mean([place(child, depth + 1, counter) for child in node.children]))
+        depth_of[id(node)] = (depth, y)
+        return y
+
+    place(tree, 0, [0])
+    max_depth = max(d for d, _ in depth_of.values())
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.6 * (max_depth + 1), max(3.0, 0.95 * len(leaves))))
+    frame = {X: "tab:green", EMPTY: "0.5", O: "tab:red"}
+    step_x = 1.5
+
+    def draw(node: GameNode) -> None:
+        depth, y = depth_of[id(node)]
+        for child in node.children:
+            child_depth, child_y = depth_of[id(child)]
+            ax.plot([depth * step_x + board_size, child_depth * step_x],
+                    [y + board_size / 2, child_y + board_size / 2], color="0.75", lw=0.8, zorder=0)  # fmt: skip
+            draw(child)
+        draw_board(node.board, ax, xy=(depth * step_x, y), size=board_size, move_order=node.moves,
+                   frame_color=frame[node.result] if node.result is not None else None)  # fmt: skip
+
+    draw(tree)
+    ax.set_xlim(-0.1, max_depth * step_x + board_size + 0.1)
+    ax.set_ylim(-len(leaves) + 1 - 0.1, board_size + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return ax
+
+
+# =====================================================================================================
+# Chapter 10: exact expected scores and the best possible score (book/10_exact_scores.ipynb)
+# =====================================================================================================
+
+
+def opponent_probabilities(rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+    """The rule base's move probabilities on every board, shape (19683, 9) (chapter 10).
+
+    ``P[i, s]`` is the chance that O plays ``s`` on board ``i``: ``p / n_empty`` for every empty square
+    (the random move) plus ``(1 - p) / n_candidates`` for each rule candidate. Rows of boards where O is
+    not to move in an unfinished game are zero.
+    """
+    tables, rule_tables = board_tables(), opponent_tables(rules.rule_d_lines)
+    p = rules.random_move_probability
+    o_to_move = rule_tables.n_candidates > 0
+    probabilities = np.zeros((N_BOARDS, 9))
+    rows = np.flatnonzero(o_to_move)
+    probabilities[rows] = p * tables.empty[rows] / tables.n_empty[rows, None]
+    for k in range(9):
+        has_k = rows[rule_tables.n_candidates[rows] > k]
+        probabilities[has_k, rule_tables.candidates[has_k, k]] += (1 - p) / rule_tables.n_candidates[has_k]
+    return probabilities
+
+
+def o_reply_distribution(board: np.ndarray, rules: OpponentRules = PAPER_RULES) -> dict[int, float]:
+    """The rule base's move probabilities on one board, read off the rules directly (chapter 10)."""
+    empty, candidates = legal_moves(board), rule_candidates(board, rules)
+    p = rules.random_move_probability
+    return {s: p / len(empty) + ((1 - p) / len(candidates) if s in candidates else 0.0) for s in empty}
+
+
+def game_payoff_moments(
+    player: Player,
+    board: np.ndarray,
+    rules: OpponentRules = PAPER_RULES,
+    payoff: Sequence[float] = PAPER_PAYOFF,
+) -> tuple[float, float]:
+    """Mean and second moment of X's payoff from ``board`` on, by walking every line of play (chapter 10).
+
+    The readable recursion: at X's turn follow ``player``; at O's turn average over O's replies with
+    the probabilities of :func:`o_reply_distribution`; at the end look up the payoff.
+    """
+    win, loss, draw = check_payoff(payoff)
+    if is_game_over(board):
+        value = {X: win, O: loss, EMPTY: draw}[winner(board)]
+        return value, value * value
+    if player_to_move(board) == X:
+        return game_payoff_moments(player, play(board, player(board)), rules, payoff)
+    mean = second = 0.0
+    for square, probability in o_reply_distribution(board, rules).items():
+        m, s = game_payoff_moments(player, play(board, square), rules, payoff)
+        mean, second = mean + probability * m, second + probability * s
+    return mean, second
+
+
+def exact_score_readable(
+    player: Player, rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF
+) -> tuple[float, float]:
+    """Exact mean and variance of the 32-game protocol score of ``player``, one game tree at a time (chapter 10).
+
+    The 32 games are independent. With cycled first replies each of the eight replies is played four
+    times; with first replies by the rules the 32 games are alike.
+    """
+    start = np.zeros(9, dtype=np.int8)
+    first = play(start, player(start))
+    if rules.first_reply == "cycle":
+        moments = [game_payoff_moments(player, play(first, reply), rules, payoff) for reply in legal_moves(first)]
+        mean = 4 * sum(m for m, _ in moments)
+        variance = 4 * sum(s - m * m for m, s in moments)
+    else:
+        m, s = game_payoff_moments(player, first, rules, payoff)
+        mean, variance = GAMES_PER_EVALUATION * m, GAMES_PER_EVALUATION * (s - m * m)
+    return mean, variance
+
+
+def exact_scores(
+    population: Population,
+    rules: OpponentRules = PAPER_RULES,
+    payoff: Sequence[float] = PAPER_PAYOFF,
+    chunk: int = 500,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact mean and variance of the protocol score of every network in a population (chapter 10).
+
+    The batched twin of :func:`exact_score_readable`. Because every empty square has a positive chance
+    of being O's reply (the random move), the tree of O's replies has the same shape for every network:
+    8 first replies, then 6, 4 and 2 choices. It is held as dense arrays of shape ``(n, 8, 6, 4, 2)``
+    (cut at the current depth); finished games keep their place and stop collecting probability. X's
+    moves are evaluated for all states of a depth at once with the engine's incremental pre-activations.
+    Networks are processed ``chunk`` at a time to bound memory.
+    """
+    batch = population.shape
+    flat = population.reshape(-1)
+    means, variances = [], []
+    for start in range(0, flat.shape[0], chunk):
+        m, v = _exact_scores_flat(flat[start : start + chunk], rules, check_payoff(payoff))
+        means.append(m)
+        variances.append(v)
+    return np.concatenate(means).reshape(batch), np.concatenate(variances).reshape(batch)
+
+
+def _exact_scores_flat(
+    flat: Population, rules: OpponentRules, payoff: tuple[float, float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    tables = board_tables()
+    probabilities = opponent_probabilities(rules)
+    payoff_of = np.array([payoff[2], payoff[0], payoff[1]])  # indexed by winner: 0 draw, +1 X, -1 O (index -1)
+    n = flat.shape[0]
+    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
+    output_weights = np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))
+    occupied_penalty = np.where(tables.empty, 0.0, -np.inf)
+    rows = np.arange(n) * 9
+
+    def x_moves(hidden_pre, index):  # the same computation as the batched engine's
+        shape = index.shape
+        moves = _batch_network_moves(
+            hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights,
+            flat.output_bias[:, None, :], occupied_penalty,
+        )  # fmt: skip
+        return moves.reshape(shape)
+
+    def add_columns(hidden_pre, moves, sign):
+        columns = np.take(input_columns, rows.reshape((n,) + (1,) * (moves.ndim - 1)) + moves, axis=0)
+        return hidden_pre + sign * columns
+
+    # X's first move, on the empty board.
+    index = np.zeros((n,), dtype=np.int64)
+    hidden_pre = -flat.hidden_bias
+    move = x_moves(hidden_pre[:, None, :], index[:, None])[:, 0]
+    index = index + POWERS_OF_3[move]
+    hidden_pre = add_columns(hidden_pre, move, X)
+    weight = np.ones((n,))
+    mean = np.zeros((n, 8))  # per first reply (or per reply branch when the first reply follows the rules)
+    second = np.zeros((n, 8))
+    for o_turn in range(4):
+        # O replies: every empty square, in increasing order, with its probability.
+        replies = tables.empty_list[index][..., : 8 - 2 * o_turn]
+        if o_turn == 0 and rules.first_reply == "cycle":
+            chance = np.ones(replies.shape)
+        else:
+            chance = np.take_along_axis(probabilities[index], replies.astype(np.int64), axis=-1)
+        replies = np.maximum(replies, 0)
+        weight = weight[..., None] * chance
+        index = np.where(weight > 0, index[..., None] + 2 * POWERS_OF_3[replies], index[..., None])
+        hidden_pre = add_columns(hidden_pre[..., None, :], replies, O)
+        for turn in ("O", "X"):
+            if turn == "X":
+                if o_turn == 3:
+                    move = tables.empty_list[index, 0].astype(np.int64)
+                else:
+                    move = x_moves(hidden_pre, index)
+                move = np.where(weight > 0, move, 0)
+                index = np.where(weight > 0, index + POWERS_OF_3[move], index)
+                if o_turn < 3:
+                    hidden_pre = add_columns(hidden_pre, move, X)
+            ended = (weight > 0) & tables.over[index]
+            value = payoff_of[tables.winner[index]]
+            contribution = np.where(ended, weight, 0.0)
+            axes = tuple(range(2, contribution.ndim))
+            mean += (contribution * value).sum(axis=axes)
+            second += (contribution * value * value).sum(axis=axes)
+            weight = np.where(ended, 0.0, weight)
+    if rules.first_reply == "cycle":
+        return 4 * mean.sum(axis=1), 4 * (second - mean**2).sum(axis=1)
+    game_mean, game_second = mean.sum(axis=1), second.sum(axis=1)
+    return GAMES_PER_EVALUATION * game_mean, GAMES_PER_EVALUATION * (game_second - game_mean**2)
+
+
+def exact_score(network: Network, rules: OpponentRules = PAPER_RULES, payoff=PAPER_PAYOFF) -> tuple[float, float]:
+    """Exact mean and variance of one network's protocol score (chapter 10)."""
+    mean, variance = exact_scores(stack_networks([network]), rules, payoff)
+    return float(mean[0]), float(variance[0])
+
+
+@dataclass(frozen=True)
+class BestResponse:
+    """The best any player of X can do against the rule base (chapter 10).
+
+    Attributes
+    ----------
+    ceiling
+        The largest expected 32-game score.
+    opening
+        X's first move that reaches it.
+    policy
+        ``policy[i]``: the best move on board index ``i`` (X to move), -1 elsewhere.
+    values
+        ``values[i]``: expected payoff of one game from board ``i`` on under the best policy, nan where unused.
+    """
+
+    ceiling: float
+    opening: int
+    policy: np.ndarray
+    values: np.ndarray
+
+    def player(self) -> Player:
+        """The player that follows the best policy."""
+        return lambda board: int(self.policy[board_index(board)])
+
+
+def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF) -> BestResponse:
+    """Expectimax against the rule base: X maximizes, O's moves are averaged (chapter 10).
+
+    Values depend only on the board, so they are memoized over the base-3 index. X's first move is
+    chosen for the whole protocol: the sum over the first replies it will face (each four times), or
+    32 times the expectation when the first reply follows the rules. Ties go to the lowest square.
+    """
+    win, loss, draw = check_payoff(payoff)
+    tables = board_tables()
+    values = np.full(N_BOARDS, np.nan)
+    policy = np.full(N_BOARDS, -1, dtype=np.int64)
+
+    def value(board: np.ndarray) -> float:
+        i = board_index(board)
+        if np.isnan(values[i]):
+            if tables.over[i]:
+                values[i] = {X: win, O: loss, EMPTY: draw}[int(tables.winner[i])]
+            elif tables.to_move[i] == X:
+                options = [(value(play(board, s)), -s) for s in legal_moves(board)]
+                best_value, best_square = max(options)
+                values[i], policy[i] = best_value, -best_square
+            else:
+                values[i] = sum(q * value(play(board, s)) for s, q in o_reply_distribution(board, rules).items())
+        return float(values[i])
+
+    start = np.zeros(9, dtype=np.int8)
+    totals = []
+    for opening in range(9):
+        first = play(start, opening)
+        if rules.first_reply == "cycle":
+            totals.append(4 * sum(value(play(first, reply)) for reply in legal_moves(first)))
+        else:
+            totals.append(GAMES_PER_EVALUATION * value(first))
+    opening = int(np.argmax(totals))
+    policy[0] = opening
+    values.flags.writeable = False
+    policy.flags.writeable = False
+    return BestResponse(float(totals[opening]), opening, policy, values)
+
+
+# =====================================================================================================
+# Chapter 11: perfect play and auditing a network (book/11_perfect_play.ipynb)
+# =====================================================================================================
+
+
+@cache
+def minimax_values() -> np.ndarray:
+    """Game-theoretic value (+1 X wins, 0 draw, -1 O wins with best play) of every legal board (chapter 11).
+
+    Indexed by the base-3 board index; nan on boards that cannot arise.
+    """
+    tables = board_tables()
+    values = np.full(N_BOARDS, np.nan)
+    # Work backwards from full boards: a board's children have one more mark.
+    marks = 9 - tables.n_empty.astype(int)
+    for count in range(9, -1, -1):
+        for i in np.flatnonzero(tables.legal & (marks == count)):
+            if tables.over[i]:
+                values[i] = tables.winner[i]
+                continue
+            mover = int(tables.to_move[i])
+            children = i + MARK_DIGIT[mover] * POWERS_OF_3[tables.empty_list[i, : tables.n_empty[i]]]
+            values[i] = values[children].max() if mover == X else values[children].min()
+    values.flags.writeable = False
+    return values
+
+
+def perfect_move(board: Sequence[int] | np.ndarray) -> int:
+    """A move with the best game-theoretic value for the player to move; ties go to the lowest square (chapter 11)."""
+    board = validate_board(board)
+    moves = legal_moves(board)
+    if not moves:
+        raise ValueError("the game is over on this board; there is no move to make")
+    mover = player_to_move(board)
+    values = minimax_values()
+    child_values = [mover * values[board_index(play(board, s))] for s in moves]
+    return moves[int(np.argmax(child_values))]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """How a player of X fares against every possible sequence of O replies (chapter 11).
+
+    Attributes
+    ----------
+    games, wins, draws, losses
+        Counts of the complete games (leaves) of the tree of all O replies.
+    positions
+        Distinct positions the player meets with X to move.
+    mistakes
+        Those where its move has a worse game-theoretic value than the position's best move.
+    mistake_boards
+        The base-3 indices of those positions.
+    """
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    positions: int
+    mistakes: int
+    mistake_boards: tuple[int, ...]
+
+
+def audit_player(player: Player) -> Audit:
+    """Play ``player`` (X) against every possible sequence of O replies and judge each of its moves (chapter 11)."""
+    values = minimax_values()
+    counts = {X: 0, O: 0, EMPTY: 0}
+    seen: dict[int, bool] = {}
+
+    def walk(board: np.ndarray) -> None:
+        if is_game_over(board):
+            counts[winner(board)] += 1
+            return
+        if player_to_move(board) == X:
+            i = board_index(board)
+            move = player(board)
+            if i not in seen:
+                seen[i] = values[board_index(play(board, move))] < values[i]
+            walk(play(board, move))
+        else:
+            for square in legal_moves(board):
+                walk(play(board, square))
+
+    walk(np.zeros(9, dtype=np.int8))
+    mistakes = tuple(sorted(i for i, bad in seen.items() if bad))
+    return Audit(
+        games=sum(counts.values()), wins=counts[X], draws=counts[EMPTY], losses=counts[O],
+        positions=len(seen), mistakes=len(mistakes), mistake_boards=mistakes,
+    )  # fmt: skip
+
+
+def lowest_square_player(board: np.ndarray) -> int:
+    """A naive player that always takes the lowest empty square (chapter 11)."""
+    return legal_moves(board)[0]
+
+
+def evaluation_report(network: Network, provenance: dict | None = None, rules: OpponentRules = PAPER_RULES) -> str:
+    """The text ``python -m ttt_helpers evaluate`` prints for a network (chapter 11)."""
+    mean, variance = exact_score(network, rules)
+    ceiling = best_response(rules)
+    audit = audit_player(network_player(network))
+    lines = [
+        f"network: {network.hidden_count} hidden nodes",
+        *(f"  {key}: {provenance[key]}" for key in ("seed", "trial", "generation") if provenance and key in provenance),
+        f"exact expected score over the 32-game protocol: {mean:.4f} (standard deviation {math.sqrt(variance):.4f})",
+        f"best expected score any player of X can reach: {ceiling.ceiling:.4f} (opening square {ceiling.opening})",
+        f"perfect-play audit against every sequence of O replies: {audit.games} games, {audit.wins} wins, "
+        f"{audit.draws} draws, {audit.losses} losses",
+        f"  positions met with X to move: {audit.positions}; moves worse than the best: {audit.mistakes}",
+        "  verdict: " + ("never loses" if audit.losses == 0 else f"can lose ({audit.losses} losing lines)"),
+    ]
+    return "\n".join(lines)
+
+
+# =====================================================================================================
+# The command line: python -m ttt_helpers evolve ... (chapter 7) and evaluate ... (chapter 11)
+# =====================================================================================================
+
+
+def _payoff_argument(text: str) -> tuple[float, float, float]:
+    try:
+        return check_payoff([float(part) for part in text.split(",")])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected three numbers win,loss,draw such as 1,-10,0; got {text!r}"
+        ) from None
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0; got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser of ``python -m ttt_helpers`` (chapter 7)."""
+    parser = argparse.ArgumentParser(prog="python -m ttt_helpers", description="Fogel (1993) tic-tac-toe experiments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("evolve", help="run the evolutionary experiment and save every curve and final network")
+    run.add_argument("--trials", type=_nonnegative_int, default=PAPER_EXPERIMENT.trials)
+    run.add_argument("--generations", type=_nonnegative_int, default=PAPER_EXPERIMENT.generations)
+    run.add_argument("--parents", type=_nonnegative_int, default=PAPER_EXPERIMENT.parents)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--out", required=True, help="the .npz file to write")
+    run.add_argument("--payoff", type=_payoff_argument, default=PAPER_PAYOFF, help="win,loss,draw (default 1,-10,0)")
+    run.add_argument("--rule-d", choices=("own", "opponent"), default="own",
+                     help="rule (d) develops lines holding an O (own, the paper) or an X (opponent)")  # fmt: skip
+    run.add_argument("--first-reply", choices=("cycle", "rules"), default="cycle",
+                     help="O's first reply visits all eight squares (the paper) or follows the rules")  # fmt: skip
+    run.add_argument("--strict-selection", action="store_true",
+                     help="earn a selection point only against strictly lower scores (the textbook)")  # fmt: skip
+    run.add_argument("--spread-is", choices=("std", "variance"), default="std",
+                     help="0.05 is the standard deviation (the paper) or the variance of the weight noise")  # fmt: skip
+    run.add_argument("--workers", type=_nonnegative_int, default=None, help="processes to use (default: all cores)")
+    run.add_argument("--champion", help="also save the best network of trial 0 to this JSON file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved network")
+    evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
+    import os
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "evolve":
+        try:
+            config = ExperimentConfig(
+                parents=args.parents, generations=args.generations, trials=args.trials,
+                rules=OpponentRules(rule_d_lines=args.rule_d, first_reply=args.first_reply),
+                mutation=MutationSettings(spread_is=args.spread_is),
+                selection=SelectionSettings(payoff=args.payoff, ties_win=not args.strict_selection),
+            )  # fmt: skip
+            workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+            check_count(workers, "--workers")
+        except ValueError as error:
+            parser.error(str(error))
+        print(f"evolving: {config.trials} trials x {config.generations} generations, {config.parents} parents, "
+              f"seed {args.seed}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
+        run = evolve(config, seed=args.seed, progress=not args.quiet, workers=workers)
+        save_run(run, args.out)
+        final = run.best_score[:, -1]
+        print(f"wrote {args.out}: mean best score in the last generation {final.mean():.2f} "
+              f"(trials range {final.min():g} to {final.max():g})")  # fmt: skip
+        if args.champion:
+            save_network(run.best_network(0), args.champion, **champion_provenance(run, 0))
+            print(f"wrote {args.champion}: best network of trial 0 ({run.best_network(0).hidden_count} hidden nodes)")
+        return 0
+    try:
+        network, provenance = load_network(args.network)
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
+    print(evaluation_report(network, provenance))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+# Build, test and benchmark the book. Needs only python3 (>= 3.11) and make:
+#   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
+#   make book    execute every notebook and build the HTML book into _build/html
+#   make test    ruff, unit tests, notebook output check (nbval), strict book build
+#   make bench   run the benchmark script
+#   make clean   remove the built book
+
+VENV     := .venv
+PY       := $(VENV)/bin/python
+PIP      := $(PY) -m pip
+RUFF     := $(VENV)/bin/ruff
+JB       := $(VENV)/bin/jupyter-book
+STAMP    := $(VENV)/.installed
+HTML     := _build/html/index.html
+
+.PHONY: all venv book test bench clean
+
+all: book
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps -e .
+	touch $@
+
+book: $(STAMP)
+	$(JB) build .
+	@echo "Book built: file://$(CURDIR)/$(HTML)"
+
+test: $(STAMP)
+	$(RUFF) check .
+	$(PY) -m pytest tests
+	$(PY) -m pytest --nbval book/
+	$(JB) build . -W -n --keep-going
+
+bench: $(STAMP)
+	$(PY) bench/benchmark.py
+
+clean:
+	rm -rf _build

@@ -1529,6 +1529,26 @@ def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
     )  # fmt: skip
 
 
+@cache
+def keep_freed_memory() -> bool:
+    """Ask glibc to keep freed memory for reuse instead of returning it to the system at once (chapter 9).
+
+    Every generation allocates and frees the same large temporary arrays. By default glibc hands blocks
+    this big back to the operating system, and the next generation takes page faults to get them back:
+    about a quarter of the run time, all of it spent in the kernel. Raising the two thresholds keeps the
+    memory in the process. Returns whether the setting took effect (only on Linux with glibc).
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # mallopt parameter numbers from glibc's malloc.h
+        return bool(libc.mallopt(m_mmap_threshold, 1 << 30) and libc.mallopt(m_trim_threshold, 1 << 30))
+    except (OSError, AttributeError):
+        return False
+
+
 def evolve(
     config: ExperimentConfig = PAPER_EXPERIMENT,
     seed: int = 1,
@@ -1559,6 +1579,7 @@ def evolve(
     record_best
         Keep every generation's best-scoring network (for chapter 12).
     """
+    keep_freed_memory()
     all_rngs = trial_generators(seed, config.trials)
     chosen_trials = list(range(config.trials)) if trials is None else [int(t) for t in trials]
     if not chosen_trials or any(not 0 <= t < config.trials for t in chosen_trials):

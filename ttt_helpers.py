@@ -1552,7 +1552,7 @@ def keep_freed_memory() -> bool:
 def evolve(
     config: ExperimentConfig = PAPER_EXPERIMENT,
     seed: int = 1,
-    progress: bool = False,
+    progress: bool | str = False,
     trials: Sequence[int] | None = None,
     workers: int = 1,
     record_best: bool = False,
@@ -1570,7 +1570,8 @@ def evolve(
     seed
         Seed of the whole run; trial ``t`` uses the ``t``-th generator of :func:`trial_generators`.
     progress
-        Show a tqdm progress bar over generations.
+        Show a text progress bar (tqdm, on standard error) over generations; a string is used as its label.
+        With several workers the bar follows this process's share of the trials.
     trials
         Run only these trial numbers (default: all); trial ``t`` gives the same result either way.
     workers
@@ -1596,7 +1597,8 @@ def evolve(
         with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
             others = [pool.submit(evolve, config, seed, False, chunk, 1, record_best) for chunk in chunks[1:]]
             # This process takes the first share, with the progress bar.
-            here = evolve(config, seed, progress, chunks[0], 1, record_best)
+            label = f"{len(chosen_trials)} trials x {config.generations} generations on {workers} processes"
+            here = evolve(config, seed, progress and label, chunks[0], 1, record_best)
             return merge_runs([here] + [job.result() for job in others])
     rngs = [all_rngs[t] for t in chosen_trials]
     T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
@@ -1611,9 +1613,10 @@ def evolve(
     leaders: list[Population] = []
     steps = range(G)
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the text bar, which also reads well in a rendered page
 
-        steps = tqdm(steps, desc=f"{T} trials x {G} generations", unit="gen")
+        label = progress if isinstance(progress, str) else f"{T} trials x {G} generations"
+        steps = tqdm(steps, desc=label, unit="gen", file=sys.stderr, mininterval=1.0)
     for g in steps:
         for t, rng in enumerate(rngs):
             draw_generation(rng, P, q, out=buffer[t])

@@ -196,6 +196,7 @@ def draw_board(
     move_order: Sequence[int] | None = None,
     frame_color: str | None = None,
     title: str | None = None,
+    fit: bool = True,
 ):
     """Draw a board as a small picture on a matplotlib axes (chapter 1; reused for trees of games).
 
@@ -204,7 +205,7 @@ def draw_board(
     board
         The board to draw.
     ax
-        Axes to draw on; a new 1.5-inch figure is made when omitted.
+        Axes to draw on; a new 1.6-inch figure is made when omitted.
     xy, size
         Lower-left corner and side length of the board in data coordinates, so that many boards can be
         placed on one axes (the trees of games in later chapters).
@@ -215,6 +216,9 @@ def draw_board(
         Optional colour of a frame around the board (used to mark wins, draws and losses).
     title
         Optional text under the board.
+    fit
+        Set the axes' limits to this board, with equal aspect and no axis lines. Turn it off to place
+        many boards on one axes; then set the limits first, because marks are sized from the axes' scale.
 
     Returns
     -------
@@ -224,34 +228,41 @@ def draw_board(
 
     values = check_board_values(board)
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.5, 1.5))
-        ax.set_xlim(-0.05, 1.05)
-        ax.set_ylim(-0.05 - (0.2 if title else 0), 1.05)
+        _, ax = plt.subplots(figsize=(1.6, 1.6 + (0.3 if title else 0)))
+    x0, y0 = xy
+    if fit:
+        margin = 0.05 * size
+        ax.set_xlim(x0 - margin, x0 + size + margin)
+        ax.set_ylim(y0 - margin - (0.2 * size if title else 0), y0 + size + margin)
         ax.set_aspect("equal")
         ax.axis("off")
-    x0, y0 = xy
+    # Marks are sized in points from the axes' scale, so that a board looks the same at any size.
+    ax.apply_aspect()
+    left, _ = ax.transData.transform((0.0, 0.0))
+    right, _ = ax.transData.transform((1.0, 0.0))
     cell = size / 3
-    line_width = max(0.4, 2.0 * size)
+    cell_points = abs(right - left) * 72.0 / ax.figure.dpi * cell
+    line_width = max(0.3, 0.035 * cell_points)
     for k in (1, 2):
         ax.plot([x0 + k * cell] * 2, [y0, y0 + size], color="0.3", lw=line_width)
         ax.plot([x0, x0 + size], [y0 + k * cell] * 2, color="0.3", lw=line_width)
     if frame_color is not None:
         ax.add_patch(plt.Rectangle((x0, y0), size, size, fill=False, edgecolor=frame_color, lw=2.5 * line_width))
     order = {int(s): i + 1 for i, s in enumerate(move_order)} if move_order is not None else {}
-    font = 40 * size
+    font = 0.62 * cell_points
     for square in range(9):
         if values[square] == EMPTY:
             continue
         row, col = divmod(square, 3)
-        cx, cy = x0 + (col + 0.5) * cell, y0 + size - (row + 0.5) * cell
-        mark = SYMBOLS[int(values[square])]
+        cx, cy = x0 + (col + 0.45) * cell, y0 + size - (row + 0.5) * cell
         color = "tab:blue" if values[square] == X else "tab:red"
-        ax.text(cx, cy, mark, ha="center", va="center", fontsize=font, color=color, fontweight="bold")
+        ax.text(cx, cy, SYMBOLS[int(values[square])], ha="center", va="center", fontsize=font, color=color,
+                fontweight="bold")  # fmt: skip
         if square in order:
-            ax.text(cx + 0.3 * cell, cy - 0.3 * cell, str(order[square]), ha="center", va="center",
-                    fontsize=0.45 * font, color=color)  # fmt: skip
+            ax.text(cx + 0.33 * cell, cy - 0.25 * cell, str(order[square]), ha="center", va="center",
+                    fontsize=0.42 * font, color=color)  # fmt: skip
     if title:
-        ax.text(x0 + size / 2, y0 - 0.08 * size, title, ha="center", va="top", fontsize=max(5, 22 * size))
+        ax.text(x0 + size / 2, y0 - 0.06 * size, title, ha="center", va="top", fontsize=max(6.0, 0.3 * cell_points))
     return ax
 
 
@@ -1854,10 +1865,15 @@ def draw_game_tree(tree: GameNode, ax=None, board_size: float = 0.8):
 
     place(tree, 0, [0])
     max_depth = max(d for d, _ in depth_of.values())
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.6 * (max_depth + 1), max(3.0, 0.95 * len(leaves))))
     frame = {X: "tab:green", EMPTY: "0.5", O: "tab:red"}
     step_x = 1.5
+    if ax is None:  # 0.85 inch per unit of board spacing, and no more
+        width, height = max_depth * step_x + board_size + 0.2, len(leaves) - 1 + board_size + 0.2
+        _, ax = plt.subplots(figsize=(0.85 * width, 0.85 * height))
+    ax.set_xlim(-0.1, max_depth * step_x + board_size + 0.1)
+    ax.set_ylim(-len(leaves) + 1 - 0.1, board_size + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
 
     def draw(node: GameNode) -> None:
         depth, y = depth_of[id(node)]
@@ -1867,13 +1883,9 @@ def draw_game_tree(tree: GameNode, ax=None, board_size: float = 0.8):
                     [y + board_size / 2, child_y + board_size / 2], color="0.75", lw=0.8, zorder=0)  # fmt: skip
             draw(child)
         draw_board(node.board, ax, xy=(depth * step_x, y), size=board_size, move_order=node.moves,
-                   frame_color=frame[node.result] if node.result is not None else None)  # fmt: skip
+                   frame_color=frame[node.result] if node.result is not None else None, fit=False)  # fmt: skip
 
     draw(tree)
-    ax.set_xlim(-0.1, max_depth * step_x + board_size + 0.1)
-    ax.set_ylim(-len(leaves) + 1 - 0.1, board_size + 0.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
     return ax
 
 

@@ -12,6 +12,10 @@ RUFF     := $(VENV)/bin/ruff
 JB       := $(VENV)/bin/jupyter-book
 STAMP    := $(VENV)/.installed
 HTML     := _build/html/index.html
+# Chapters that need the same experiment share it within one build (ttt_helpers.run_experiment);
+# every build starts with an empty folder, so every build computes every run once.
+RUNS     := $(CURDIR)/_build/run-cache
+export TTT_RUN_CACHE := $(RUNS)
 
 .PHONY: all venv book test bench clean
 
@@ -21,16 +25,17 @@ venv: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PIP) install --upgrade pip
 	$(PIP) install -r requirements.txt
 	$(PIP) install --no-deps -e .
 	touch $@
 
 book: $(STAMP)
+	rm -rf $(RUNS)
 	$(JB) build .
 	@echo "Book built: file://$(CURDIR)/$(HTML)"
 
 test: $(STAMP)
+	rm -rf $(RUNS)
 	$(RUFF) check .
 	$(PY) -m pytest tests
 	$(PY) -m pytest --nbval book/

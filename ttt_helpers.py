@@ -1645,8 +1645,19 @@ def evolve(
     )
 
 
+POPULATION_FIELDS = ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count")
+"""The arrays of a :class:`Population`, in order (chapter 6)."""
+
+
 def save_run(run: EvolutionRun, path: str | Path) -> None:
     """Write a run to a ``.npz`` file: every recorded curve, the final networks and the configuration (chapter 6)."""
+    populations = {"final": run.final_parents, "best": run.best_networks}
+    arrays = {
+        f"{prefix}_{name}": array
+        for prefix, population in populations.items()
+        if population is not None
+        for name, array in zip(POPULATION_FIELDS, population.arrays(), strict=True)
+    }
     np.savez_compressed(
         path,
         config=json.dumps(run.config.as_dict()),
@@ -1656,24 +1667,66 @@ def save_run(run: EvolutionRun, path: str | Path) -> None:
         mean_score=run.mean_score,
         mean_hidden=run.mean_hidden,
         final_points=run.final_points,
-        **{f"final_{name}": array for name, array in zip(
-            ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count"),
-            run.final_parents.arrays(), strict=False)},
-    )  # fmt: skip
+        **arrays,
+    )
 
 
 def load_run(path: str | Path) -> EvolutionRun:
     """Read a run written by :func:`save_run` (chapter 6)."""
     with np.load(path) as data:
-        names = ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count")
+
+        def population(prefix: str) -> Population | None:
+            if f"{prefix}_hidden_count" not in data:
+                return None
+            return Population(*(data[f"{prefix}_{name}"] for name in POPULATION_FIELDS))
+
         return EvolutionRun(
             config=ExperimentConfig.from_dict(json.loads(str(data["config"]))),
             seed=int(data["seed"]),
             trial_numbers=tuple(int(t) for t in data["trial_numbers"]),
-            best_score=data["best_score"], mean_score=data["mean_score"], mean_hidden=data["mean_hidden"],
-            final_parents=Population(*(data[f"final_{name}"] for name in names)),
+            best_score=data["best_score"],
+            mean_score=data["mean_score"],
+            mean_hidden=data["mean_hidden"],
+            final_parents=population("final"),
             final_points=data["final_points"],
-        )  # fmt: skip
+            best_networks=population("best"),
+        )
+
+
+RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
+"""Environment variable naming a folder where :func:`run_experiment` shares runs within one build (chapter 6)."""
+
+
+def run_experiment(
+    config: ExperimentConfig = PAPER_EXPERIMENT, seed: int = 1, progress: bool = True, workers: int | None = None
+) -> EvolutionRun:
+    """A full experiment as the chapters run it: all cores, every generation's best network kept (chapter 6).
+
+    This is :func:`evolve` with ``record_best=True``. Several chapters need the same runs (the paper's
+    experiment with seed 1, for instance). When the environment variable ``TTT_RUN_CACHE`` names a folder,
+    a finished run is saved there under a name derived from its configuration and seed, and a later call
+    with the same arguments reads it back instead of running again. ``make book`` and ``make test`` point
+    the variable at a folder they empty first, so each build computes every run exactly once. Without the
+    variable (a reader running a chapter) the run is always computed.
+    """
+    import hashlib
+    import os
+
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    folder = os.environ.get(RUN_CACHE_VARIABLE)
+    path = None
+    if folder:
+        key = json.dumps({"config": config.as_dict(), "seed": int(seed)}, sort_keys=True)
+        path = Path(folder) / f"run-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
+        if path.exists():
+            return load_run(path)
+    run = evolve(config, seed=seed, progress=progress, workers=workers, record_best=True)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial.npz")
+        save_run(run, partial)
+        partial.replace(path)  # a complete file or none: safe if two processes race
+    return run
 
 
 # =====================================================================================================

@@ -61,7 +61,7 @@ def check_board_values(board: Sequence[int] | np.ndarray) -> np.ndarray:
         raise ValueError(
             f"a board must have exactly 9 squares (row-major, X=+1, O=-1, empty=0); got shape {values.shape}"
         )
-    if not np.all(np.isin(values, (X, O, EMPTY))):
+    if not ((values == X) | (values == O) | (values == EMPTY)).all():
         bad = sorted({v.item() for v in values if v not in (X, O, EMPTY)})
         raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found {bad}")
     return values.astype(np.int8)
@@ -169,14 +169,16 @@ def play(board: Sequence[int] | np.ndarray, square: int) -> np.ndarray:
     values = validate_board(board)
     if isinstance(square, bool) or not isinstance(square, (int, np.integer)) or not 0 <= square <= 8:
         raise ValueError(f"a move must be a square index 0..8; got {square!r}")
-    if is_game_over(values):
+    empty = values == EMPTY
+    if line_winners(values) or not empty.any():
         raise ValueError(f"the game is already over on board {board_to_string(values, '/')}; no more moves")
-    if values[square] != EMPTY:
+    if not empty[square]:
         raise ValueError(
-            f"square {square} is occupied by {SYMBOLS[int(values[square])]}; empty squares are {legal_moves(values)}"
+            f"square {square} is occupied by {SYMBOLS[int(values[square])]}; "
+            f"empty squares are {[int(s) for s in np.flatnonzero(empty)]}"
         )
     after = values.copy()
-    after[square] = player_to_move(values)
+    after[square] = X if np.sum(values == X) == np.sum(values == O) else O
     return after
 
 
@@ -501,17 +503,22 @@ def check_hidden_count(hidden: int, name: str = "hidden") -> int:
     return int(hidden)
 
 
-def network_outputs(network: Network, board: Sequence[int] | np.ndarray) -> np.ndarray:
-    """The nine output strengths of ``network`` for ``board`` (chapter 2)."""
-    inputs = network_input(board)
+def network_outputs(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> np.ndarray:
+    """The nine output strengths of ``network`` for ``board`` (chapter 2).
+
+    The network was evolved as X. With ``mark=O`` it sees the board with X and O swapped (its own marks
+    as +1), which is how it plays O (chapter 14).
+    """
+    inputs = mark * network_input(board)
     hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
     return sigmoid(network.output_weights @ hidden - network.output_bias)
 
 
-def network_move(network: Network, board: Sequence[int] | np.ndarray) -> int:
+def network_move(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> int:
     """The empty square with the largest output; ties go to the lowest square index (chapter 2).
 
-    Outputs of occupied squares are ignored, so the move is always legal.
+    Outputs of occupied squares are ignored, so the move is always legal. ``mark=O`` plays O with the
+    board's colours swapped (chapter 14).
 
     Raises
     ------
@@ -521,7 +528,7 @@ def network_move(network: Network, board: Sequence[int] | np.ndarray) -> int:
     moves = legal_moves(board)
     if not moves:
         raise ValueError("the game is over on this board; the network has no move to make")
-    outputs = network_outputs(network, board)
+    outputs = network_outputs(network, board, mark)
     return moves[int(np.argmax(outputs[moves]))]  # argmax returns the first (lowest) of tied maxima
 
 
@@ -733,29 +740,33 @@ PAPER_RULES = OpponentRules()
 """The opponent exactly as Fogel (1993) describes it (chapter 3)."""
 
 
-def rule_candidates(board: Sequence[int] | np.ndarray, rules: OpponentRules = PAPER_RULES) -> list[int]:
+def rule_candidates(board: Sequence[int] | np.ndarray, rules: OpponentRules = PAPER_RULES, mark: int = O) -> list[int]:
     """The squares steps (b)-(e) of the rule base allow O on ``board``, in increasing order (chapter 3).
 
     (b) squares that complete a line of O's; else (c) squares that block a line of two X's; else
     (d) the empty squares of lines holding one mark (an O, or an X with ``rule_d_lines="opponent"``)
     and two empty squares; else (e) every empty square. O picks uniformly among the candidates.
+    With ``mark=X`` the same rules play X, with the roles of the marks swapped (chapter 14).
 
     Raises
     ------
     ValueError
-        If the board is not legal or it is not O's turn in a game still going on.
+        If the board is not legal or it is not ``mark``'s turn in a game still going on.
     """
     values = validate_board(board)
-    if player_to_move(values) != O or is_game_over(values):
-        raise ValueError("the rule base plays O: it needs a board where O is to move and the game is not over")
-    d_mark = O if rules.rule_d_lines == "own" else X
+    if player_to_move(values) != mark or is_game_over(values):
+        raise ValueError(
+            f"the rule base plays {SYMBOLS[mark]} here: it needs a board where {SYMBOLS[mark]} is to move "
+            "and the game is not over"
+        )
+    d_mark = mark if rules.rule_d_lines == "own" else -mark
     steps = [[], [], []]  # (b) win, (c) block, (d) develop a line
     for line in WIN_LINES:
         marks = list(values[line])
         gaps = [int(s) for s in line if values[s] == EMPTY]
-        if marks.count(O) == 2 and len(gaps) == 1:
+        if marks.count(mark) == 2 and len(gaps) == 1:
             steps[0] += gaps
-        if marks.count(X) == 2 and len(gaps) == 1:
+        if marks.count(-mark) == 2 and len(gaps) == 1:
             steps[1] += gaps
         if marks.count(d_mark) == 1 and len(gaps) == 2:
             steps[2] += gaps
@@ -785,24 +796,27 @@ def pick_uniform(squares: np.ndarray, count: np.ndarray, v: np.ndarray) -> np.nd
     return np.take_along_axis(np.asarray(squares), k[..., None], axis=-1)[..., 0]
 
 
-def near_perfect_move_given(board: Sequence[int] | np.ndarray, u: float, rules: OpponentRules = PAPER_RULES) -> int:
+def near_perfect_move_given(
+    board: Sequence[int] | np.ndarray, u: float, rules: OpponentRules = PAPER_RULES, mark: int = O
+) -> int:
     """The rule base's move on ``board`` given its uniform random number ``u`` in [0, 1) (chapter 3).
 
     With probability ``rules.random_move_probability`` (``u`` below it) the move is a random empty
-    square (step a); otherwise it is a random choice among :func:`rule_candidates`.
+    square (step a); otherwise it is a random choice among :func:`rule_candidates`. ``mark=X`` lets the
+    rule base play X (chapter 14).
     """
     explore, v = split_uniform(u, rules.random_move_probability)
-    squares = legal_moves(board) if explore else rule_candidates(board, rules)
+    squares = legal_moves(board) if explore else rule_candidates(board, rules, mark)
     if not squares:
         raise ValueError("the game is over on this board; the rule base has no move to make")
     return int(pick_uniform(np.array(squares), np.array(len(squares)), v))
 
 
 def near_perfect_move(
-    board: Sequence[int] | np.ndarray, rng: np.random.Generator, rules: OpponentRules = PAPER_RULES
+    board: Sequence[int] | np.ndarray, rng: np.random.Generator, rules: OpponentRules = PAPER_RULES, mark: int = O
 ) -> int:
     """The rule base's move on ``board``, drawing its one uniform number from ``rng`` (chapter 3)."""
-    return near_perfect_move_given(board, rng.random(), rules)
+    return near_perfect_move_given(board, rng.random(), rules, mark)
 
 
 Player = Callable[[np.ndarray], int]
@@ -2294,6 +2308,228 @@ def evaluation_report(network: Network, provenance: dict | None = None, rules: O
         "  verdict: " + ("never loses" if audit.losses == 0 else f"can lose ({audit.losses} losing lines)"),
     ]
     return "\n".join(lines)
+
+
+# =====================================================================================================
+# Chapter 14: play against the evolved network (book/14_play.ipynb)
+# =====================================================================================================
+
+OPPONENT_KINDS = ("champion", "rule base", "perfect")
+"""The opponents a reader can play against (chapter 14)."""
+
+DEFAULT_CHAMPION = Path(__file__).resolve().parent / "book" / "data" / "champion.json"
+"""Where the reproduction's champion is saved (chapter 7)."""
+
+
+def opponent_player(kind: str, mark: int, rng: np.random.Generator, network: Network | None = None) -> Player:
+    """A move function for ``kind`` ("champion", "rule base" or "perfect") playing ``mark`` (chapter 14).
+
+    The champion was evolved as X; as O it sees the board with the colours swapped. The rule base plays
+    either side with the paper's rules (its first reply follows the rules too). The perfect player takes
+    a move of best game-theoretic value.
+    """
+    if kind not in OPPONENT_KINDS:
+        raise ValueError(f"opponent must be one of {OPPONENT_KINDS}; got {kind!r}")
+    if mark not in (X, O):
+        raise ValueError(f"mark must be X (+1) or O (-1); got {mark!r}")
+    if kind == "champion":
+        if network is None:
+            raise ValueError("the champion opponent needs a network")
+        return lambda board: network_move(network, board, mark)
+    if kind == "rule base":
+        return lambda board: near_perfect_move(board, rng, PAPER_RULES, mark)
+    return perfect_move
+
+
+def play_out(x_player: Player, o_player: Player) -> tuple[int, list[int]]:
+    """Play one game between two move functions; return the winner (+1, -1, 0) and the moves (chapter 14)."""
+    board = np.zeros(9, dtype=np.int8)
+    moves: list[int] = []
+    while not is_game_over(board):
+        square = (x_player if player_to_move(board) == X else o_player)(board)
+        board = play(board, square)
+        moves.append(square)
+    return winner(board), moves
+
+
+class GameSession:
+    """A game between a human and an opponent, with the rules and the score; no drawing (chapter 14).
+
+    Parameters
+    ----------
+    network
+        The evolved champion: the "champion" opponent, and the network whose outputs are shown.
+    opponent
+        "champion", "rule base" or "perfect".
+    human
+        The side the human plays: ``X`` (moves first) or ``O``.
+    seed
+        Seed of the rule base's random choices.
+
+    Attributes
+    ----------
+    board, moves, status, tally
+        The position, the squares played, a sentence for the status line, and the wins of the human,
+        the opponent and the draws since the session began.
+    """
+
+    def __init__(self, network: Network, opponent: str = "champion", human: int = X, seed: int = 0) -> None:
+        if not isinstance(network, Network):
+            raise ValueError(f"network must be a Network; got {type(network).__name__}")
+        self.network = network
+        self.rng = np.random.default_rng(seed)
+        self.tally = {"human": 0, "opponent": 0, "draws": 0}
+        self.configure(opponent, human)
+
+    def configure(self, opponent: str, human: int) -> None:
+        """Choose the opponent and the human's side, then start a new game."""
+        if human not in (X, O):
+            raise ValueError(f"human must be X (+1) or O (-1); got {human!r}")
+        self._opponent_move = opponent_player(opponent, -human, self.rng, self.network)
+        self.opponent, self.human = opponent, human
+        self.new_game()
+
+    @property
+    def over(self) -> bool:
+        """Whether the current game has finished."""
+        return is_game_over(self.board)
+
+    def new_game(self) -> None:
+        """Clear the board; if the opponent plays X it makes its first move at once."""
+        self.board = np.zeros(9, dtype=np.int8)
+        self.moves: list[int] = []
+        self.status = "Your move." if self.human == X else ""
+        if self.human == O:
+            self._opponent_turn()
+
+    def click(self, square: int) -> bool:
+        """The human plays ``square``; the opponent answers. Returns whether the move was made.
+
+        A click on an occupied square, outside the board, or after the game has ended changes nothing
+        and explains why in :attr:`status`.
+        """
+        if self.over:
+            self.status = "The game is over. Press New game to play again."
+            return False
+        if isinstance(square, bool) or not isinstance(square, (int, np.integer)) or not 0 <= square <= 8:
+            self.status = f"There is no square {square!r}; squares are 0 to 8."
+            return False
+        if self.board[square] != EMPTY:
+            self.status = f"Square {square} is taken. Choose an empty square."
+            return False
+        self._play(square)
+        if not self.over:
+            self._opponent_turn()
+        return True
+
+    def network_view(self) -> np.ndarray:
+        """The champion's nine outputs for the current board, seen from the side to move (X when the game is over)."""
+        mark = player_to_move(self.board) if not self.over else X
+        return network_outputs(self.network, self.board, mark)
+
+    def _opponent_turn(self) -> None:
+        self._play(self._opponent_move(self.board))
+        if not self.over:
+            self.status = f"{self.opponent.capitalize()} played square {self.moves[-1]}. Your move."
+
+    def _play(self, square: int) -> None:
+        self.board = play(self.board, square)
+        self.moves.append(int(square))
+        if self.over:
+            result = winner(self.board)
+            if result == EMPTY:
+                self.tally["draws"] += 1
+                self.status = "Draw. Press New game to play again."
+            elif result == self.human:
+                self.tally["human"] += 1
+                self.status = "You win! Press New game to play again."
+            else:
+                self.tally["opponent"] += 1
+                self.status = f"{self.opponent.capitalize()} wins. Press New game to play again."
+
+
+def output_color(value: float) -> str:
+    """A hex colour for an output strength in [0, 1] on matplotlib's viridis scale (chapter 14)."""
+    from matplotlib import colormaps, colors
+
+    return colors.to_hex(colormaps["viridis"](float(np.clip(value, 0.0, 1.0))))
+
+
+class PlayWidget:
+    """An ipywidgets board for a :class:`GameSession`: it only draws the session and forwards clicks (chapter 14).
+
+    ``squares`` are the nine buttons, ``new_game`` the button that restarts, ``opponent`` and ``side``
+    the two pickers, ``status`` and ``score`` the text lines, ``heat`` the nine cells of the network's
+    output heatmap. Display the widget with ``display(widget.view)``.
+    """
+
+    def __init__(self, session: GameSession) -> None:
+        import ipywidgets as widgets
+
+        self.session = session
+        cell = widgets.Layout(width="64px", height="64px")
+        self.squares = [widgets.Button(description=" ", layout=cell) for _ in range(9)]
+        for square, button in enumerate(self.squares):
+            button.on_click(lambda _button, square=square: self._safely(self.session.click, square))
+        self.new_game = widgets.Button(description="New game", button_style="primary")
+        self.new_game.on_click(lambda _button: self._safely(self.session.new_game))
+        self.opponent = widgets.Dropdown(options=list(OPPONENT_KINDS), value=session.opponent, description="Opponent")
+        self.side = widgets.Dropdown(options=[("X (first)", X), ("O (second)", O)], value=session.human,
+                                     description="You play")  # fmt: skip
+        self.opponent.observe(self._reconfigure, names="value")
+        self.side.observe(self._reconfigure, names="value")
+        self.status = widgets.HTML()
+        self.score = widgets.HTML()
+        self.heat = [widgets.HTML(layout=widgets.Layout(width="64px", height="64px")) for _ in range(9)]
+        grid = widgets.GridBox(self.squares, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
+        heatmap = widgets.GridBox(self.heat, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
+        explanation = widgets.HTML("<b>Why this move?</b><br>the champion's nine outputs<br>(occupied squares grey)")
+        self.view = widgets.VBox([
+            widgets.HBox([self.opponent, self.side, self.new_game]),
+            widgets.HBox([grid, widgets.VBox([explanation, heatmap])], layout=widgets.Layout(gap="24px")),
+            self.status, self.score,
+        ])  # fmt: skip
+        self.refresh()
+
+    def _safely(self, action, *args) -> None:
+        # A widget callback must never raise: whatever happens, the board stays usable and says why.
+        try:
+            action(*args)
+        except Exception as error:  # noqa: BLE001 - shown to the reader instead of lost in a log
+            self.session.status = f"Something went wrong: {error}. Press New game."
+        self.refresh()
+
+    def _reconfigure(self, _change=None) -> None:
+        self._safely(self.session.configure, self.opponent.value, self.side.value)
+
+    def refresh(self) -> None:
+        """Redraw the board, the heatmap, the status line and the score from the session."""
+        session = self.session
+        for square, button in enumerate(self.squares):
+            value = int(session.board[square])
+            button.description = SYMBOLS[value] if value != EMPTY else " "
+            button.button_style = "info" if value == X else ("danger" if value == O else "")
+        outputs = session.network_view()
+        for square, cell in enumerate(self.heat):
+            if session.board[square] != EMPTY:
+                style, text = "background:#d9d9d9;color:#555", SYMBOLS[int(session.board[square])]
+            else:
+                ink = "white" if outputs[square] < 0.6 else "black"
+                style, text = f"background:{output_color(outputs[square])};color:{ink}", f"{outputs[square]:.2f}"
+            cell.value = (f'<div style="{style};width:62px;height:62px;display:flex;align-items:center;'
+                          f'justify-content:center;font-family:monospace">{text}</div>')  # fmt: skip
+        self.status.value = f"<b>{session.status}</b>"
+        tally = session.tally
+        self.score.value = (
+            f"You {tally['human']} &nbsp; {session.opponent} {tally['opponent']} &nbsp; draws {tally['draws']}"
+        )
+
+
+def play_widget(network: Network | None = None, opponent: str = "champion", human: int = X, seed: int = 0):
+    """Make a :class:`PlayWidget` against the saved champion (or ``network``) and return it (chapter 14)."""
+    if network is None:
+        network, _ = load_network(DEFAULT_CHAMPION)
+    return PlayWidget(GameSession(network, opponent, human, seed))
 
 
 # =====================================================================================================

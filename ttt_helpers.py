@@ -1067,8 +1067,10 @@ class MutationSettings:
     structure_change_probability: float = 0.5
 
     def __post_init__(self) -> None:
-        if not isinstance(self.weight_spread, (int, float, np.integer, np.floating)) or not (
-            0 <= self.weight_spread < math.inf
+        if (
+            isinstance(self.weight_spread, bool)
+            or not isinstance(self.weight_spread, (int, float, np.integer, np.floating))
+            or not (0 <= self.weight_spread < math.inf)
         ):
             raise ValueError(f"weight_spread must be a finite number >= 0; got {self.weight_spread!r}")
         if self.spread_is not in ("std", "variance"):
@@ -1251,6 +1253,8 @@ def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
     ``u`` holds one uniform number per pick: pick ``k`` swaps position ``k`` with a random position
     ``k + floor(u[k] * (n - 1 - k))`` of the list of candidates.
     """
+    if len(u) > n - 1:
+        raise ValueError(f"comparisons must be at most population size - 1 = {n - 1}; got {len(u)}")
     others = [j for j in range(n) if j != i]
     for k, uk in enumerate(u):
         j = k + min(int(uk * (len(others) - k)), len(others) - k - 1)

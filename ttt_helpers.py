@@ -1645,7 +1645,7 @@ def evolve(
         from tqdm import tqdm  # the text bar, which also reads well in a rendered page
 
         label = progress if isinstance(progress, str) else f"{T} trials x {G} generations"
-        steps = tqdm(steps, desc=label, unit="gen", file=sys.stderr, mininterval=1.0)
+        steps = tqdm(steps, desc=label, unit="gen", file=sys.stderr, mininterval=3.0)
     for g in steps:
         for t, rng in enumerate(rngs):
             draw_generation(rng, P, q, out=buffer[t])

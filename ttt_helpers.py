@@ -503,15 +503,20 @@ def check_hidden_count(hidden: int, name: str = "hidden") -> int:
     return int(hidden)
 
 
-def network_outputs(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> np.ndarray:
-    """The nine output strengths of ``network`` for ``board`` (chapter 2).
+def network_preactivations(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> np.ndarray:
+    """The nine output nodes' weighted sums minus their biases, before the output sigmoid (chapter 2).
 
     The network was evolved as X. With ``mark=O`` it sees the board with X and O swapped (its own marks
     as +1), which is how it plays O (chapter 14).
     """
     inputs = mark * network_input(board)
     hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
-    return sigmoid(network.output_weights @ hidden - network.output_bias)
+    return network.output_weights @ hidden - network.output_bias
+
+
+def network_outputs(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> np.ndarray:
+    """The nine output strengths of ``network`` for ``board``: sigmoids of the pre-activations (chapter 2)."""
+    return sigmoid(network_preactivations(network, board, mark))
 
 
 def network_move(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> int:
@@ -528,8 +533,10 @@ def network_move(network: Network, board: Sequence[int] | np.ndarray, mark: int 
     moves = legal_moves(board)
     if not moves:
         raise ValueError("the game is over on this board; the network has no move to make")
-    outputs = network_outputs(network, board, mark)
-    return moves[int(np.argmax(outputs[moves]))]  # argmax returns the first (lowest) of tied maxima
+    # The sigmoid is increasing, so the largest output has the largest pre-activation. Comparing
+    # pre-activations gives the same move without ties that rounding creates when outputs near 1.0.
+    strengths = network_preactivations(network, board, mark)
+    return moves[int(np.argmax(strengths[moves]))]  # argmax returns the first (lowest) of tied maxima
 
 
 # --- A whole population at once -------------------------------------------------------------------

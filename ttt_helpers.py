@@ -2363,6 +2363,28 @@ def play_out(x_player: Player, o_player: Player) -> tuple[int, list[int]]:
     return winner(board), moves
 
 
+@dataclass(frozen=True)
+class NetworkView:
+    """What the heatmap shows: the champion's outputs on a board, and the square it chose there (chapter 14).
+
+    Attributes
+    ----------
+    board
+        The position the outputs belong to (occupied squares are greyed out).
+    outputs
+        The champion's nine outputs on ``board``, from the side it plays there.
+    move
+        The square the champion chose (or would choose) on ``board``; None once the game is over.
+    caption
+        One sentence saying which of these it is.
+    """
+
+    board: np.ndarray
+    outputs: np.ndarray
+    move: int | None
+    caption: str
+
+
 class GameSession:
     """A game between a human and an opponent, with the rules and the score; no drawing (chapter 14).
 
@@ -2381,7 +2403,7 @@ class GameSession:
     ----------
     board, moves, status, tally
         The position, the squares played, a sentence for the status line, and the wins of the human,
-        the opponent and the draws since the session began.
+        the opponent and the draws against the current opponent and side (changing either restarts it).
     """
 
     def __init__(self, network: Network, opponent: str = "champion", human: int = X, seed: int = 0) -> None:
@@ -2389,15 +2411,15 @@ class GameSession:
             raise ValueError(f"network must be a Network; got {type(network).__name__}")
         self.network = network
         self.rng = np.random.default_rng(seed)
-        self.tally = {"human": 0, "opponent": 0, "draws": 0}
         self.configure(opponent, human)
 
     def configure(self, opponent: str, human: int) -> None:
-        """Choose the opponent and the human's side, then start a new game."""
+        """Choose the opponent and the human's side, restart the score, and start a new game."""
         if human not in (X, O):
             raise ValueError(f"human must be X (+1) or O (-1); got {human!r}")
         self._opponent_move = opponent_player(opponent, -human, self.rng, self.network)
         self.opponent, self.human = opponent, human
+        self.tally = {"human": 0, "opponent": 0, "draws": 0}
         self.new_game()
 
     @property
@@ -2433,10 +2455,31 @@ class GameSession:
             self._opponent_turn()
         return True
 
-    def network_view(self) -> np.ndarray:
-        """The champion's nine outputs for the current board, seen from the side to move (X when the game is over)."""
-        mark = player_to_move(self.board) if not self.over else X
-        return network_outputs(self.network, self.board, mark)
+    def network_view(self) -> NetworkView:
+        """Why the champion moved where it did, or, against another opponent, what it would play here.
+
+        Against the champion, once it has moved in this game: its outputs on the board just before its
+        last move, and that move. Otherwise: its outputs on the current board from the side to move (X
+        once the game is over), and the move it would make.
+        """
+        champion_mark = -self.human
+        if self.opponent == "champion":
+            mine = [i for i, _ in enumerate(self.moves) if (X if i % 2 == 0 else O) == champion_mark]
+            if mine:
+                last = mine[-1]
+                before = np.zeros(9, dtype=np.int8)
+                for square in self.moves[:last]:
+                    before = play(before, square)
+                outputs = network_outputs(self.network, before, champion_mark)
+                caption = f"Why the champion played square {self.moves[last]}: its outputs just before that move."
+                return NetworkView(before, outputs, self.moves[last], caption)
+        if self.over:
+            outputs = network_outputs(self.network, self.board, X)
+            return NetworkView(self.board, outputs, None, "The game is over: the champion's outputs, seen as X.")
+        mark = player_to_move(self.board)
+        move = network_move(self.network, self.board, mark)
+        caption = f"The champion's outputs for your position: it would play square {move}."
+        return NetworkView(self.board, network_outputs(self.network, self.board, mark), move, caption)
 
     def _opponent_turn(self) -> None:
         self._play(self._opponent_move(self.board))
@@ -2494,10 +2537,11 @@ class PlayWidget:
         self.heat = [widgets.HTML(layout=widgets.Layout(width="64px", height="64px")) for _ in range(9)]
         grid = widgets.GridBox(self.squares, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
         heatmap = widgets.GridBox(self.heat, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
-        explanation = widgets.HTML("<b>Why this move?</b><br>the champion's nine outputs<br>(occupied squares grey)")
+        self.explanation = widgets.HTML(layout=widgets.Layout(width="210px"))
+        side_panel = widgets.VBox([self.explanation, heatmap], layout=widgets.Layout(margin="0 0 0 24px"))
         self.view = widgets.VBox([
             widgets.HBox([self.opponent, self.side, self.new_game]),
-            widgets.HBox([grid, widgets.VBox([explanation, heatmap])], layout=widgets.Layout(gap="24px")),
+            widgets.HBox([grid, side_panel]),
             self.status, self.score,
         ])  # fmt: skip
         self.refresh()
@@ -2520,15 +2564,18 @@ class PlayWidget:
             value = int(session.board[square])
             button.description = SYMBOLS[value] if value != EMPTY else " "
             button.button_style = "info" if value == X else ("danger" if value == O else "")
-        outputs = session.network_view()
+        view = session.network_view()
         for square, cell in enumerate(self.heat):
-            if session.board[square] != EMPTY:
-                style, text = "background:#d9d9d9;color:#555", SYMBOLS[int(session.board[square])]
+            if view.board[square] != EMPTY:
+                style, text = "background:#d9d9d9;color:#555", SYMBOLS[int(view.board[square])]
             else:
-                ink = "white" if outputs[square] < 0.6 else "black"
-                style, text = f"background:{output_color(outputs[square])};color:{ink}", f"{outputs[square]:.2f}"
-            cell.value = (f'<div style="{style};width:62px;height:62px;display:flex;align-items:center;'
-                          f'justify-content:center;font-family:monospace">{text}</div>')  # fmt: skip
+                value = view.outputs[square]
+                ink = "white" if value < 0.6 else "black"
+                style, text = f"background:{output_color(value)};color:{ink}", f"{value:.2f}"
+            border = "3px solid #d62728" if square == view.move else "3px solid transparent"
+            cell.value = (f'<div style="{style};border:{border};width:56px;height:56px;display:flex;'
+                          f'align-items:center;justify-content:center;font-family:monospace">{text}</div>')  # fmt: skip
+        self.explanation.value = f"<b>Why this move?</b><br>{view.caption}<br>(occupied squares grey, move outlined)"
         self.status.value = f"<b>{session.status}</b>"
         tally = session.tally
         self.score.value = (

@@ -2039,7 +2039,7 @@ def exact_score_readable(
     else:
         m, s = game_payoff_moments(player, first, rules, payoff)
         mean, variance = GAMES_PER_EVALUATION * m, GAMES_PER_EVALUATION * (s - m * m)
-    return mean, variance
+    return mean, max(variance, 0.0)  # a certain outcome has variance 0, which rounding can make -2e-16
 
 
 def exact_scores(
@@ -2128,10 +2128,11 @@ def _exact_scores_flat(
             mean += (contribution * value).sum(axis=axes)
             second += (contribution * value * value).sum(axis=axes)
             weight = np.where(ended, 0.0, weight)
+    # A certain outcome has variance 0, which rounding can turn into -2e-16: clamp at 0.
     if rules.first_reply == "cycle":
-        return 4 * mean.sum(axis=1), 4 * (second - mean**2).sum(axis=1)
+        return 4 * mean.sum(axis=1), np.maximum(4 * (second - mean**2).sum(axis=1), 0.0)
     game_mean, game_second = mean.sum(axis=1), second.sum(axis=1)
-    return GAMES_PER_EVALUATION * game_mean, GAMES_PER_EVALUATION * (game_second - game_mean**2)
+    return GAMES_PER_EVALUATION * game_mean, np.maximum(GAMES_PER_EVALUATION * (game_second - game_mean**2), 0.0)
 
 
 def exact_score(network: Network, rules: OpponentRules = PAPER_RULES, payoff=PAPER_PAYOFF) -> tuple[float, float]:

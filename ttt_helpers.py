@@ -1621,6 +1621,8 @@ def evolve(
     chosen_trials = list(range(config.trials)) if trials is None else [int(t) for t in trials]
     if not chosen_trials or any(not 0 <= t < config.trials for t in chosen_trials):
         raise ValueError(f"trials must be trial numbers from 0 to {config.trials - 1}; got {trials!r}")
+    if len(set(chosen_trials)) != len(chosen_trials):
+        raise ValueError(f"trials must not repeat a trial number (each trial has one generator); got {trials!r}")
     workers = min(check_count(workers, "workers"), len(chosen_trials))
     if workers > 1:
         import multiprocessing

@@ -61,6 +61,8 @@ def check_board_values(board: Sequence[int] | np.ndarray) -> np.ndarray:
         raise ValueError(
             f"a board must have exactly 9 squares (row-major, X=+1, O=-1, empty=0); got shape {values.shape}"
         )
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found non-numbers in {board!r}")
     if not ((values == X) | (values == O) | (values == EMPTY)).all():
         bad = sorted({v.item() for v in values if v not in (X, O, EMPTY)})
         raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found {bad}")
@@ -148,6 +150,13 @@ def player_to_move(board: Sequence[int] | np.ndarray) -> int:
     """``X`` when both players have the same number of marks, else ``O`` (chapter 1)."""
     values = validate_board(board)
     return X if np.sum(values == X) == np.sum(values == O) else O
+
+
+def check_mark(mark: int) -> int:
+    """Return ``mark`` if it is ``X`` (+1) or ``O`` (-1), else raise ``ValueError`` (chapter 1)."""
+    if isinstance(mark, bool) or not isinstance(mark, (int, np.integer)) or mark not in (X, O):
+        raise ValueError(f"mark must be X (+1) or O (-1); got {mark!r}")
+    return int(mark)
 
 
 def legal_moves(board: Sequence[int] | np.ndarray) -> list[int]:
@@ -509,7 +518,7 @@ def network_preactivations(network: Network, board: Sequence[int] | np.ndarray, 
     The network was evolved as X. With ``mark=O`` it sees the board with X and O swapped (its own marks
     as +1), which is how it plays O (chapter 14).
     """
-    inputs = mark * network_input(board)
+    inputs = check_mark(mark) * network_input(board)
     hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
     return network.output_weights @ hidden - network.output_bias
 
@@ -761,7 +770,7 @@ def rule_candidates(board: Sequence[int] | np.ndarray, rules: OpponentRules = PA
         If the board is not legal or it is not ``mark``'s turn in a game still going on.
     """
     values = validate_board(board)
-    if player_to_move(values) != mark or is_game_over(values):
+    if player_to_move(values) != check_mark(mark) or is_game_over(values):
         raise ValueError(
             f"the rule base plays {SYMBOLS[mark]} here: it needs a board where {SYMBOLS[mark]} is to move "
             "and the game is not over"
@@ -992,9 +1001,10 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     batch = population.shape
     flat = population.reshape(-1)
     n = flat.shape[0]
+    expected = batch + (GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
+    if np.shape(uniforms) != expected:
+        raise ValueError(f"uniforms must have shape {expected} (networks, games, O moves); got {np.shape(uniforms)}")
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
-    if u.shape[0] != n:
-        raise ValueError(f"uniforms must have shape {batch + (GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)}")
     u_by_move = np.ascontiguousarray(np.moveaxis(u, 2, 0))  # (4, n, 32): each O move's numbers contiguous
     tables = board_tables()
     # Row 9 * i + s holds network i's ten input weights from square s.
@@ -1211,7 +1221,10 @@ PAPER_PAYOFF = (1.0, -10.0, 0.0)
 
 def check_payoff(payoff: Sequence[float]) -> tuple[float, float, float]:
     """Return ``payoff`` as a ``(win, loss, draw)`` tuple of floats or raise ``ValueError`` naming it (chapter 5)."""
-    values = np.asarray(payoff, dtype=float) if not isinstance(payoff, (str, bytes)) else np.array([])
+    try:
+        values = np.asarray(payoff, dtype=float) if not isinstance(payoff, (str, bytes)) else np.array([])
+    except (TypeError, ValueError):
+        values = np.array([])
     if values.shape != (3,) or not np.all(np.isfinite(values)):
         raise ValueError(f"payoff must be three finite numbers (win, loss, draw); got {payoff!r}")
     return tuple(float(v) for v in values)
@@ -1764,10 +1777,12 @@ def run_experiment(
 def t_quantile_975(df: int) -> float:
     """The 97.5% quantile of Student's t with ``df`` degrees of freedom (chapter 7).
 
-    Uses the Cornish-Fisher expansion of Abramowitz and Stegun (26.7.5) around the normal quantile
-    1.959964; for df >= 5 it is accurate to about 1e-4, enough for plotted confidence limits.
+    For df >= 5 it uses the Cornish-Fisher expansion of Abramowitz and Stegun (26.7.5) around the normal
+    quantile 1.959964, accurate to about 1e-4; for df 1 to 4 it returns the tabulated values.
     """
     df = check_count(df, "df")
+    if df <= 4:
+        return (12.706204736174698, 4.302652729749464, 3.182446305284263, 2.7764451051977987)[df - 1]
     z = 1.959963984540054
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
@@ -2344,8 +2359,7 @@ def opponent_player(kind: str, mark: int, rng: np.random.Generator, network: Net
     """
     if kind not in OPPONENT_KINDS:
         raise ValueError(f"opponent must be one of {OPPONENT_KINDS}; got {kind!r}")
-    if mark not in (X, O):
-        raise ValueError(f"mark must be X (+1) or O (-1); got {mark!r}")
+    check_mark(mark)
     if kind == "champion":
         if network is None:
             raise ValueError("the champion opponent needs a network")

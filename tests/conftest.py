@@ -1,0 +1,49 @@
+"""Shared fixtures and the reproducible hypothesis profile for the ttt_helpers test suite."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import settings
+
+import ttt_helpers as t
+
+settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None, database=None, print_blob=True)
+settings.load_profile("ci")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def champion_path() -> Path:
+    return REPO_ROOT / "book/data/champion.json"
+
+
+@pytest.fixture(scope="session")
+def champion(champion_path):
+    """The committed champion network and its provenance."""
+    return t.load_network(champion_path)
+
+
+@pytest.fixture(scope="session")
+def reachable() -> list[np.ndarray]:
+    """Every reachable position (slow to build: shared by the whole session)."""
+    return t.reachable_positions()
+
+
+@pytest.fixture(scope="session")
+def paper_best_response() -> t.BestResponse:
+    """The expectimax best response to the paper's opponent (about ten seconds: built once)."""
+    return t.best_response(t.PAPER_RULES)
+
+
+@pytest.fixture(scope="session")
+def legal_unfinished_indices() -> np.ndarray:
+    """Base-3 indices of every legal board on which the game is still going on."""
+    tables = t.board_tables()
+    return np.flatnonzero(tables.legal & ~tables.over)

@@ -1,0 +1,173 @@
+"""The command line: python -m ttt_helpers evolve ... and evaluate ..."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ttt_helpers as t
+
+ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
+
+
+def run_cli(args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "ttt_helpers", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
+    out, champion = tmp_path / "run.npz", tmp_path / "champion.json"
+    args = ["evolve", "--trials", "2", "--generations", "5", "--parents", "6", "--seed", "3", "--out", str(out),
+            "--quiet", "--workers", "1", "--champion", str(champion)]  # fmt: skip
+    done = run_cli(args, repo_root)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"wrote {out}" in done.stdout and f"wrote {champion}" in done.stdout
+    run = t.load_run(out)
+    assert run.best_score.shape == run.mean_score.shape == run.mean_hidden.shape == (2, 5)
+    assert run.final_parents.shape == (2, 6)
+    assert run.seed == 3 and run.trial_numbers == (0, 1)
+    assert run.config == t.ExperimentConfig(parents=6, generations=5, trials=2)
+    # the command runs exactly the experiment the library runs
+    expected = t.evolve(run.config, seed=3)
+    assert np.array_equal(run.best_score, expected.best_score)
+    assert np.array_equal(run.final_parents.hidden_weights, expected.final_parents.hidden_weights)
+    network, provenance = t.load_network(champion)
+    for name in ARRAY_NAMES:
+        assert np.array_equal(getattr(network, name), getattr(expected.best_network(0), name))
+    assert provenance["seed"] == 3 and provenance["trial"] == 0 and provenance["generation"] == 5
+    assert t.ExperimentConfig.from_dict(provenance["experiment"]) == run.config
+
+
+def test_evolve_command_passes_every_option_through(tmp_path, capsys):
+    out = tmp_path / "run.npz"
+    code = t.main(["evolve", "--trials", "1", "--generations", "2", "--parents", "6", "--seed", "0", "--out", str(out),
+                   "--quiet", "--workers", "1", "--payoff", "1,-1,0", "--rule-d", "opponent", "--first-reply", "rules",
+                   "--strict-selection", "--spread-is", "variance"])  # fmt: skip
+    assert code == 0
+    assert "1 trials x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
+    config = t.load_run(out).config
+    assert config == t.ExperimentConfig(
+        parents=6, generations=2, trials=1,
+        rules=t.OpponentRules(rule_d_lines="opponent", first_reply="rules"),
+        mutation=t.MutationSettings(spread_is="variance"),
+        selection=t.SelectionSettings(payoff=(1, -1, 0), ties_win=False),
+    )  # fmt: skip
+
+
+BAD_EVOLVE_ARGUMENTS = [
+    (["--trials", "-1"], r"argument --trials: expected a whole number >= 0; got '-1'"),
+    (["--trials", "two"], r"argument --trials: expected a whole number >= 0; got 'two'"),
+    (["--payoff", "1,2"], r"argument --payoff: expected three numbers win,loss,draw such as 1,-10,0; got '1,2'"),
+    (["--payoff", "a,b,c"], r"argument --payoff: expected three numbers"),
+    (["--payoff", "1,nan,0"], r"argument --payoff: expected three numbers"),
+    (["--rule-d", "foo"], r"argument --rule-d: invalid choice: 'foo'"),
+    (["--first-reply", "bar"], r"argument --first-reply: invalid choice: 'bar'"),
+    (["--spread-is", "sd"], r"argument --spread-is: invalid choice: 'sd'"),
+    (["--parents", "0"], r"parents must be a whole number >= 1; got 0"),
+    (["--parents", "5"], r"comparisons \(10\) must be at most 2 \* parents - 1 = 9"),
+    (["--generations", "0"], r"generations must be a whole number >= 1; got 0"),
+    (["--trials", "0"], r"trials must be a whole number >= 1; got 0"),
+    (["--workers", "0"], r"--workers must be a whole number >= 1; got 0"),
+]
+
+
+@pytest.mark.parametrize(("extra", "message"), BAD_EVOLVE_ARGUMENTS, ids=[" ".join(a) for a, _ in BAD_EVOLVE_ARGUMENTS])
+def test_evolve_command_rejects_bad_arguments(extra, message, tmp_path, capsys):
+    import re
+
+    out = tmp_path / "run.npz"
+    base = ["evolve", "--trials", "1", "--generations", "1", "--parents", "6", "--out", str(out), "--quiet",
+            "--workers", "1"]  # fmt: skip
+    with pytest.raises(SystemExit) as exit_info:
+        t.main(base + extra)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m ttt_helpers")
+    assert re.search(message, err), err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_evolve_command_needs_out(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        t.main(["evolve", "--trials", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" in err and "the following arguments are required: --out" in err
+
+
+def test_no_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        t.main([])
+    assert exit_info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_bad_arguments_exit_2_without_a_traceback_in_a_real_process(tmp_path, repo_root):
+    done = run_cli(["evolve", "--trials", "-1", "--out", str(tmp_path / "x.npz")], repo_root)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr and "--trials" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = run_cli(["evolve", "--parents", "0", "--out", str(tmp_path / "x.npz")], repo_root)
+    assert done.returncode == 2
+    assert "parents must be a whole number >= 1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_evaluate_command_reports_the_champion(champion_path, champion, paper_best_response, monkeypatch, capsys):
+    # best_response is not cached and takes seconds: hand the report the session's copy of the same result
+    def cached_best_response(rules=t.PAPER_RULES, payoff=t.PAPER_PAYOFF):
+        assert rules == t.PAPER_RULES and tuple(payoff) == t.PAPER_PAYOFF
+        return paper_best_response
+
+    monkeypatch.setattr(t, "best_response", cached_best_response)
+    assert t.main(["evaluate", str(champion_path)]) == 0
+    text = capsys.readouterr().out
+    network, provenance = champion
+    mean, variance = t.exact_score(network)
+    audit = t.audit_player(t.network_player(network))
+    assert f"network: {network.hidden_count} hidden nodes" in text
+    assert f"  seed: {provenance['seed']}" in text and f"  trial: {provenance['trial']}" in text
+    assert (f"exact expected score over the 32-game protocol: {mean:.4f} (standard deviation "
+            f"{math.sqrt(variance):.4f})") in text  # fmt: skip
+    ceiling = paper_best_response
+    assert f"best expected score any player of X can reach: {ceiling.ceiling:.4f}" in text
+    assert f"(opening square {ceiling.opening})" in text
+    assert (f"{audit.games} games, {audit.wins} wins, {audit.draws} draws, {audit.losses} losses") in text
+    assert f"moves worse than the best: {audit.mistakes}" in text
+    verdict = "never loses" if audit.losses == 0 else "can lose"
+    assert f"verdict: {verdict}" in text
+
+
+def test_evaluate_command_on_a_file_that_is_not_json(tmp_path, repo_root):
+    path = tmp_path / "bad.json"
+    path.write_text("certainly not JSON")
+    done = run_cli(["evaluate", str(path)], repo_root)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr and "is not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, r"No such file"),
+        (b"\xff\xfe\x00 binary", r"utf-8|codec"),
+        (b'{"format": "fogel-ttt-network", "version": 1}', r"lacks the field"),
+    ],
+    ids=["missing", "binary", "incomplete"],
+)
+def test_evaluate_command_rejects_bad_files(tmp_path, capsys, content, message):
+    import re
+
+    path = tmp_path / "net.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(SystemExit) as exit_info:
+        t.main(["evaluate", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" in err and re.search(message, err), err

@@ -1,0 +1,331 @@
+"""Chapter 3: the near-perfect rule-based opponent and the 32-game protocol (readable and batched)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import ttt_helpers as t
+
+ALL_RULES = [
+    t.OpponentRules(rule_d_lines=d, first_reply=f)
+    for d, f in itertools.product(("own", "opponent"), ("cycle", "rules"))
+]
+# 99.9% quantiles of the chi-square distribution, by degrees of freedom
+CHI2_999 = {3: 16.266, 5: 20.515, 7: 24.322}
+
+
+def chi_square(counts, expected):
+    counts, expected = np.asarray(counts, float), np.asarray(expected, float)
+    return float(((counts - expected) ** 2 / expected).sum())
+
+
+def o_to_move_indices():
+    tables = t.board_tables()
+    return np.flatnonzero(tables.legal & ~tables.over & (tables.to_move == t.O))
+
+
+def test_there_are_2097_boards_with_o_to_move():
+    assert len(o_to_move_indices()) == 2097
+
+
+@pytest.mark.parametrize("rule_d", ["own", "opponent"])
+def test_rule_candidates_match_the_opponent_tables_everywhere(rule_d):
+    rules = t.OpponentRules(rule_d_lines=rule_d)
+    tables = t.board_tables()
+    rule_tables = t.opponent_tables(rule_d)
+    indices = o_to_move_indices()
+    for i in indices:
+        expected = t.rule_candidates(tables.boards[i], rules)
+        assert rule_tables.candidates[i, : rule_tables.n_candidates[i]].tolist() == expected
+        assert np.all(rule_tables.candidates[i, rule_tables.n_candidates[i] :] == -1)
+    elsewhere = np.setdiff1d(np.arange(t.N_BOARDS), indices)
+    assert np.all(rule_tables.n_candidates[elsewhere] == 0)
+
+
+def test_the_two_rule_d_readings_differ_somewhere():
+    own, opp = t.opponent_tables("own"), t.opponent_tables("opponent")
+    assert not np.array_equal(own.candidates, opp.candidates)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [*ALL_RULES[::2], t.OpponentRules(random_move_probability=0.0), t.OpponentRules(random_move_probability=1.0),
+     t.OpponentRules(random_move_probability=0.37, rule_d_lines="opponent")],
+)  # fmt: skip
+def test_near_perfect_move_given_matches_the_batched_moves(rules):
+    rng = np.random.default_rng(21)
+    tables = t.board_tables()
+    indices = rng.choice(o_to_move_indices(), size=300, replace=False)
+    p = rules.random_move_probability
+    edges = [0.0, p, np.nextafter(p, 0.0), np.nextafter(1.0, 0.0), 0.5]
+    u = np.concatenate([rng.random(len(indices)), np.resize(np.clip(edges, 0.0, np.nextafter(1.0, 0.0)), len(indices))])
+    idx = np.concatenate([indices, indices])
+    batched = t.near_perfect_moves(idx, u, rules)
+    readable = [t.near_perfect_move_given(tables.boards[i], float(v), rules) for i, v in zip(idx, u, strict=True)]
+    assert batched.tolist() == readable
+    assert np.all(tables.boards[idx, batched] == t.EMPTY)
+
+
+# --- the rules on hand-made boards -----------------------------------------------------------------------
+
+
+def test_a_win_is_taken_before_a_block():
+    board = t.board_from_string("XX. OO. ..X")  # O wins at 5; X threatens 2
+    assert t.rule_candidates(board) == [5]
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="opponent")) == [5]
+
+
+def test_a_win_and_a_block_on_the_same_square():
+    board = t.board_from_string("O.X .OX X..")  # O wins at 8 (0-4-8); X also threatens 8 (2-5-8)
+    assert t.player_to_move(board) == t.O
+    assert t.rule_candidates(board) == [8]
+
+
+def test_two_winning_squares_are_both_candidates():
+    board = t.board_from_string("OO. XOX X.X")  # O wins at 2 (0-1-2) or 7 (1-4-7); X threatens 2 and 7 too
+    assert t.rule_candidates(board) == [2, 7]
+
+
+def test_a_block_when_there_is_no_win():
+    assert t.rule_candidates(t.board_from_string("XX. .O. ...")) == [2]
+    double_threat = t.board_from_string("XO. .X. X.O")  # X threatens 2 (2-4-6) and 3 (0-3-6); O has no win
+    assert t.rule_candidates(double_threat) == [2, 3]
+
+
+def test_rule_d_own_and_opponent_readings_on_hand_boards():
+    board = t.board_from_string("X.. ... ...")
+    # 'own': no O on the board, so no line holds one O: step (e), every empty square
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="own")) == [1, 2, 3, 4, 5, 6, 7, 8]
+    # 'opponent': the lines through X's corner that are otherwise empty
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="opponent")) == [1, 2, 3, 4, 6, 8]
+    board = t.board_from_string("X.. .OX ...")  # X 0, 5; O 4; no two in a line anywhere
+    # 'own': lines through O's centre that are otherwise empty: 1-4-7 and 2-4-6
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="own")) == [1, 2, 6, 7]
+    # 'opponent': 0-1-2, 0-3-6 and 2-5-8
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="opponent")) == [1, 2, 3, 6, 8]
+
+
+def test_rule_e_when_nothing_else_applies():
+    board = t.board_from_string("XOX XO. OX.")  # O to move; every line is blocked or holds one X
+    assert t.player_to_move(board) == t.O and not t.is_game_over(board)
+    assert t.rule_candidates(board) == [5, 8] == t.legal_moves(board)
+
+
+def independent_candidates(board, mark, rule_d):
+    """Steps (b)-(e) for ``mark``, written out square by square."""
+    lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+    b = [int(v) for v in board]
+    d_mark = mark if rule_d == "own" else -mark
+    for wanted, count, gaps in ((mark, 2, 1), (-mark, 2, 1), (d_mark, 1, 2)):
+        squares = sorted({s for line in lines for s in line if b[s] == 0
+                          and [b[q] for q in line].count(wanted) == count and [b[q] for q in line].count(0) == gaps})
+        if squares:
+            return squares
+    return [s for s in range(9) if b[s] == 0]
+
+
+@pytest.mark.parametrize("rule_d", ["own", "opponent"])
+def test_rule_candidates_for_either_side_match_an_independent_reading(rule_d):
+    rules = t.OpponentRules(rule_d_lines=rule_d)
+    tables = t.board_tables()
+    going = tables.legal & ~tables.over
+    for mark in (t.X, t.O):
+        indices = np.flatnonzero(going & (tables.to_move == mark))
+        for i in indices[::4]:
+            board = tables.boards[i]
+            assert t.rule_candidates(board, rules, mark) == independent_candidates(board, mark, rule_d)
+
+
+def test_rule_candidates_playing_x_on_hand_boards():
+    assert t.rule_candidates(t.board_from_string("XX. OO. ..."), t.PAPER_RULES, t.X) == [2]  # win
+    assert t.rule_candidates(t.board_from_string("OO. X.. X.."), t.PAPER_RULES, t.X) == [2]  # block
+    board = t.board_from_string("O.. .X. ...")
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="own"), t.X) == [1, 2, 3, 5, 6, 7]
+    assert t.rule_candidates(board, t.OpponentRules(rule_d_lines="opponent"), t.X) == [1, 2, 3, 6]
+    with pytest.raises(ValueError, match="the rule base plays X here: it needs a board where X is to move"):
+        t.rule_candidates(t.board_from_string("X.. ... ..."), t.PAPER_RULES, t.X)
+    u = np.random.default_rng(3).random(200)
+    moves = {t.near_perfect_move_given(board, float(v), t.PAPER_RULES, t.X) for v in u}
+    assert moves == set(t.legal_moves(board))  # random moves reach every square; the rules prefer 1, 2, 3, 5, 6, 7
+    rng = np.random.default_rng(4)
+    assert t.near_perfect_move(t.board_from_string("XX. OO. ..."), rng, t.OpponentRules(0.0), t.X) == 2
+
+
+@pytest.mark.parametrize("mark", [0, 2])
+def test_rule_candidates_reject_a_mark_that_is_not_x_or_o(mark):
+    with pytest.raises(ValueError, match="mark"):
+        t.rule_candidates(t.board_from_string("X.. ... ..."), t.PAPER_RULES, mark)
+
+
+def test_rule_candidates_reject_boards_without_an_o_move():
+    with pytest.raises(ValueError, match="O is to move and the game is not over"):
+        t.rule_candidates(np.zeros(9))
+    with pytest.raises(ValueError, match="O is to move and the game is not over"):
+        t.rule_candidates(t.board_from_string("XXX OO. ..."))
+    with pytest.raises(ValueError, match="impossible piece counts"):
+        t.rule_candidates(t.board_from_string("XX. ... ..."))
+
+
+# --- randomness --------------------------------------------------------------------------------------------
+
+
+def test_the_random_move_is_uniform_over_empty_squares():
+    board = t.board_from_string("XX. .O. ...")  # the rules say 2 (block); six squares are empty
+    empties = t.legal_moves(board)
+    rng = np.random.default_rng(1)
+    u = rng.random(6000) * 0.1  # all below the 10% threshold
+    moves = t.near_perfect_moves(np.full(len(u), t.board_index(board)), u)
+    counts = [int(np.sum(moves == s)) for s in empties]
+    assert sum(counts) == len(u)
+    assert chi_square(counts, [len(u) / 6] * 6) < CHI2_999[5]
+    readable = [t.near_perfect_move_given(board, float(v)) for v in u[:600]]
+    assert readable == moves[:600].tolist()
+    # at or above the threshold the rules decide
+    above = 0.1 + 0.9 * rng.random(500)
+    assert set(t.near_perfect_moves(np.full(500, t.board_index(board)), above).tolist()) == {2}
+    assert t.near_perfect_move_given(board, 0.1) == 2
+
+
+def test_near_perfect_move_frequencies_match_the_reply_distribution():
+    board = t.board_from_string("X.. .OX ...")  # rule (d) own: candidates 1, 2, 6, 7; six empty squares
+    rng = np.random.default_rng(13)
+    moves = [t.near_perfect_move(board, rng) for _ in range(2000)]
+    distribution = t.o_reply_distribution(board)
+    assert sorted(distribution) == t.legal_moves(board)
+    assert abs(sum(distribution.values()) - 1.0) < 1e-12
+    for square in (1, 2, 6, 7):
+        assert distribution[square] == pytest.approx(0.1 / 6 + 0.9 / 4, rel=1e-12)
+    for square in (3, 8):
+        assert distribution[square] == pytest.approx(0.1 / 6, rel=1e-12)
+    counts = [moves.count(s) for s in distribution]
+    assert chi_square(counts, [2000 * p for p in distribution.values()]) < CHI2_999[5]
+
+
+def test_random_move_probability_zero_and_one():
+    board = t.board_from_string("XX. OO. ..X")  # candidates [5]; empties 2, 5, 6, 7
+    index = t.board_index(board)
+    u = np.random.default_rng(4).random(4000)
+    never = t.OpponentRules(random_move_probability=0.0)
+    assert set(t.near_perfect_moves(np.full(4000, index), u, never).tolist()) == {5}
+    assert {t.near_perfect_move_given(board, float(v), never) for v in u[:200]} == {5}
+    always = t.OpponentRules(random_move_probability=1.0)
+    moves = t.near_perfect_moves(np.full(4000, index), u, always)
+    counts = [int(np.sum(moves == s)) for s in (2, 5, 6, 7)]
+    assert sum(counts) == 4000
+    assert chi_square(counts, [1000] * 4) < CHI2_999[3]
+    assert [t.near_perfect_move_given(board, float(v), always) for v in u[:200]] == moves[:200].tolist()
+
+
+def test_split_uniform_and_pick_uniform():
+    heads, v = t.split_uniform(np.array([0.0, 0.05, 0.1, 0.55, 0.999]), 0.1)
+    assert heads.tolist() == [True, True, False, False, False]
+    assert np.allclose(v, [0.0, 0.5, 0.0, 0.5, 0.999 / 0.9 - 0.1 / 0.9])
+    squares = np.array([[3, 5, 7, -1], [1, 2, -1, -1]])
+    assert t.pick_uniform(squares, np.array([3, 2]), np.array([0.99, 0.49])).tolist() == [7, 1]
+    assert t.pick_uniform(squares, np.array([3, 2]), np.array([0.34, 0.5])).tolist() == [5, 2]
+
+
+def test_first_reply_square_cycles_through_all_eight():
+    start = np.zeros(9, dtype=np.int8)
+    for opening in range(9):
+        board = t.play(start, opening)
+        replies = [t.first_reply_square(board, g) for g in range(t.GAMES_PER_EVALUATION)]
+        assert replies[:8] == t.legal_moves(board)
+        assert sorted(set(replies)) == t.legal_moves(board)
+        assert all(replies.count(s) == 4 for s in set(replies))
+        assert replies == replies[:8] * 4
+
+
+# --- whole games -------------------------------------------------------------------------------------------
+
+
+def test_play_game_by_hand():
+    # X always takes the lowest square. Game 0: O's cycled first reply is square 1; then rule (d) gives
+    # O the choice [4, 7], u = 0.5 -> (0.5 - 0.1) / 0.9 = 0.44 -> the first, 4; X plays 3; O wins at 7.
+    result, moves = t.play_game(t.lowest_square_player, [0.5] * 4, t.PAPER_RULES, game=0)
+    assert (result, moves) == (-1, [0, 1, 2, 4, 3, 7])
+    # game 3: O's first reply is the fourth empty square, 4
+    result, moves = t.play_game(t.lowest_square_player, [0.5] * 4, t.PAPER_RULES, game=3)
+    assert moves[:2] == [0, 4]
+
+
+def test_play_protocol_rejects_wrong_uniforms():
+    with pytest.raises(ValueError, match=r"uniforms must have shape \(32, 4\); got \(32, 3\)"):
+        t.play_protocol(t.lowest_square_player, np.zeros((32, 3)))
+
+
+@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: f"{r.rule_d_lines}-{r.first_reply}")
+def test_play_protocol_batch_matches_play_protocol(rules):
+    rng = np.random.default_rng(ALL_RULES.index(rules) + 40)
+    pop = t.random_population(rng, 10)
+    uniforms = rng.random((10, 32, 4))
+    batched = t.play_protocol_batch(pop, uniforms, rules)
+    assert batched.shape == (10, 32)
+    for i in range(10):
+        readable = t.play_protocol(t.network_player(pop.network(i)), uniforms[i], rules)
+        assert readable.tolist() == batched[i].tolist()
+    # a batch of shape (2, 5) gives the same results
+    assert np.array_equal(t.play_protocol_batch(pop.reshape(2, 5), uniforms.reshape(2, 5, 32, 4), rules),
+                          batched.reshape(2, 5, 32))  # fmt: skip
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_play_protocol_batch_matches_with_extreme_random_move_probability(p):
+    rules = t.OpponentRules(random_move_probability=p, first_reply="rules")
+    rng = np.random.default_rng(int(p * 10) + 100)
+    pop = t.random_population(rng, 4)
+    uniforms = rng.random((4, 32, 4))
+    batched = t.play_protocol_batch(pop, uniforms, rules)
+    for i in range(4):
+        assert t.play_protocol(t.network_player(pop.network(i)), uniforms[i], rules).tolist() == batched[i].tolist()
+
+
+def test_play_protocol_batch_results_are_game_results():
+    pop = t.random_population(np.random.default_rng(2), 50)
+    results = t.play_protocol_batch(pop, np.random.default_rng(3).random((50, 32, 4)))
+    assert set(np.unique(results).tolist()) <= {-1, 0, 1}
+    assert set(np.unique(results).tolist()) >= {-1, 1}  # random networks both win and lose some games
+
+
+def test_play_protocol_batch_rejects_uniforms_of_the_wrong_shape():
+    pop = t.random_population(np.random.default_rng(0), 3)
+    with pytest.raises(ValueError, match="uniforms must have shape"):
+        t.play_protocol_batch(pop, np.zeros((2, 32, 4)))
+    # 4 * 32 * 3 == 3 * 32 * 4 numbers: the wrong shape must still be caught
+    with pytest.raises(ValueError, match="uniforms must have shape"):
+        t.play_protocol_batch(pop, np.zeros((4, 32, 3)))
+
+
+def test_play_protocol_batch_matches_play_protocol_when_outputs_saturate():
+    """A network whose outputs all round to 1.0 (pre-activations 40..48): readable and batched games must agree."""
+    net = t.Network(np.zeros((1, 9)), np.zeros(1), np.zeros((9, 1)), -(40.0 + np.arange(9)))
+    uniforms = np.random.default_rng(0).random((32, 4))
+    readable = t.play_protocol(t.network_player(net), uniforms)
+    batched = t.play_protocol_batch(t.stack_networks([net]), uniforms[None])[0]
+    assert readable.tolist() == batched.tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"random_move_probability": 1.5}, r"random_move_probability must be a probability in \[0, 1\]; got 1.5"),
+        ({"random_move_probability": -0.1}, r"random_move_probability must be a probability"),
+        ({"random_move_probability": float("nan")}, r"random_move_probability must be a probability"),
+        ({"random_move_probability": "0.1"}, r"random_move_probability must be a probability"),
+        ({"random_move_probability": True}, r"random_move_probability must be a probability"),
+        ({"rule_d_lines": "mine"}, r"rule_d_lines must be 'own' or 'opponent'; got 'mine'"),
+        ({"first_reply": "random"}, r"first_reply must be 'cycle' or 'rules'; got 'random'"),
+    ],
+)
+def test_opponent_rules_reject_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        t.OpponentRules(**kwargs)
+
+
+def test_random_player_plays_legal_moves():
+    rng = np.random.default_rng(0)
+    player = t.random_player(rng)
+    board = t.board_from_string("XO. .XO ...")
+    moves = {player(board) for _ in range(200)}
+    assert moves == set(t.legal_moves(board))

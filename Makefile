@@ -37,7 +37,7 @@ book: $(STAMP)
 test: $(STAMP)
 	rm -rf $(RUNS)
 	$(RUFF) check .
-	$(PY) -m pytest tests
+	$(PY) -m pytest -p no:nbval tests
 	$(PY) -m pytest --nbval book/
 	$(JB) build . -W -n --keep-going
 

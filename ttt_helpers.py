@@ -969,6 +969,14 @@ def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = 
     return rule_tables.choices[9 * row + k]
 
 
+@cache
+def occupied_square_penalty() -> np.ndarray:
+    """A (19683, 9) table: 0 for empty squares, -inf for occupied ones, added before the argmax (chapter 3)."""
+    penalty = np.where(board_tables().empty, 0.0, -np.inf)
+    penalty.flags.writeable = False
+    return penalty
+
+
 def _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty) -> np.ndarray:
     """X's moves in the batched engine, from the games' hidden pre-activations (chapter 3)."""
     # sigmoid(x) = 1 / (1 + exp(-x)), computed in place: the same operations, no temporary arrays.
@@ -1010,7 +1018,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     # Row 9 * i + s holds network i's ten input weights from square s.
     input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
     output_weights = np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))  # (n, 10, 9)
-    occupied_penalty = np.where(tables.empty, 0.0, -np.inf)  # added to outputs of occupied squares
+    occupied_penalty = occupied_square_penalty()  # added to outputs of occupied squares
     output_bias = flat.output_bias[:, None, :]
     first_row = (np.arange(n) * 9)[:, None]
 
@@ -1046,7 +1054,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
         index += step
         if ply >= 4:
             over = tables.over[index]
-        if ply < 7:  # finished games may update their pre-activations with a meaningless move: never read
+        if ply < 6:  # X's last evaluation is at ply 6; finished games may add a meaningless column: never read
             columns = np.take(input_columns, first_row + moves, axis=0)
             if mark == X:
                 hidden_pre += columns
@@ -1195,14 +1203,23 @@ def mutate_population(
         parents.hidden_count, draws.structure, settings.structure_change_probability
     )
     hidden_count = parents.hidden_count + grow - shrink
-    # A new node is slot H, which is already all zeros: growing only changes the count.
-    slot = np.arange(MAX_HIDDEN)
-    cut = np.where(shrink, doomed, MAX_HIDDEN)[..., None]
-    source = np.minimum(slot + (slot >= cut), MAX_HIDDEN - 1)  # (..., 10): where each slot takes its node from
-    keep = hidden_slot_mask(hidden_count)
-    hw = np.take_along_axis(hw, source[..., :, None], axis=-2) * keep[..., :, None]
-    hb = np.take_along_axis(hb, source, axis=-1) * keep
-    ow = np.take_along_axis(ow, source[..., None, :], axis=-1) * keep[..., None, :]
+    # A new node is slot H, which is already all zeros: growing only changes the count. A deletion is a
+    # gather over the shrinking networks only: slot k takes slot k + 1 from the deleted node on.
+    rows = np.flatnonzero(shrink.ravel())
+    if rows.size:
+        batch = parents.shape
+        hw, hb, ow = hw.reshape(-1, MAX_HIDDEN, 9), hb.reshape(-1, MAX_HIDDEN), ow.reshape(-1, 9, MAX_HIDDEN)
+        slot = np.arange(MAX_HIDDEN)
+        source = np.minimum(slot + (slot >= doomed.ravel()[rows, None]), MAX_HIDDEN - 1)  # (rows, 10)
+        keep = hidden_slot_mask(hidden_count.ravel()[rows])
+        hw[rows] = np.take_along_axis(hw[rows], source[:, :, None], axis=1) * keep[:, :, None]
+        hb[rows] = np.take_along_axis(hb[rows], source, axis=1) * keep
+        ow[rows] = np.take_along_axis(ow[rows], source[:, None, :], axis=2) * keep[:, None, :]
+        hw, hb, ow = (
+            hw.reshape(*batch, MAX_HIDDEN, 9),
+            hb.reshape(*batch, MAX_HIDDEN),
+            ow.reshape(*batch, 9, MAX_HIDDEN),
+        )
     return Population(hw, hb, ow, ob, hidden_count)
 
 
@@ -1649,7 +1666,9 @@ def evolve(
             others = [pool.submit(evolve, config, seed, False, chunk, 1, record_best) for chunk in chunks[1:]]
             # This process takes the first share, with the progress bar.
             label = f"{len(chosen_trials)} trials x {config.generations} generations on {workers} processes"
-            here = evolve(config, seed, progress and label, chunks[0], 1, record_best)
+            here = evolve(
+                config, seed, progress if isinstance(progress, str) else progress and label, chunks[0], 1, record_best
+            )
             return merge_runs([here] + [job.result() for job in others])
     rngs = [all_rngs[t] for t in chosen_trials]
     T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
@@ -1738,7 +1757,7 @@ RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
 
 
 def run_experiment(
-    config: ExperimentConfig = PAPER_EXPERIMENT, seed: int = 1, progress: bool = True, workers: int | None = None
+    config: ExperimentConfig = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
 ) -> EvolutionRun:
     """A full experiment as the chapters run it: all cores, every generation's best network kept (chapter 6).
 

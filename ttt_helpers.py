@@ -2571,9 +2571,14 @@ class PlayWidget:
         self.status = widgets.HTML()
         self.score = widgets.HTML()
         self.heat = [widgets.HTML(layout=widgets.Layout(width="64px", height="64px")) for _ in range(9)]
-        grid = widgets.GridBox(self.squares, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
-        heatmap = widgets.GridBox(self.heat, layout=widgets.Layout(grid_template_columns="repeat(3, 66px)"))
-        self.explanation = widgets.HTML(layout=widgets.Layout(width="210px"))
+
+        def three_by_three(cells):  # fixed 66-pixel rows and columns, not stretched to the panel beside it
+            shape = widgets.Layout(grid_template_columns="repeat(3, 66px)", grid_template_rows="repeat(3, 66px)",
+                                   align_self="flex-start")  # fmt: skip
+            return widgets.GridBox(cells, layout=shape)
+
+        grid, heatmap = three_by_three(self.squares), three_by_three(self.heat)
+        self.explanation = widgets.HTML(layout=widgets.Layout(width="240px"))
         side_panel = widgets.VBox([self.explanation, heatmap], layout=widgets.Layout(margin="0 0 0 24px"))
         self.view = widgets.VBox([
             widgets.HBox([self.opponent, self.side, self.new_game]),
@@ -2602,15 +2607,20 @@ class PlayWidget:
             button.button_style = "info" if value == X else ("danger" if value == O else "")
         view = session.network_view()
         for square, cell in enumerate(self.heat):
-            if view.board[square] != EMPTY:
-                style, text = "background:#d9d9d9;color:#555", SYMBOLS[int(view.board[square])]
+            if view.board[square] != EMPTY:  # a mark, in letters that do not look like digits
+                style, font = "background:#d9d9d9;color:#555", "font-family:sans-serif;font-weight:bold"
+                text = SYMBOLS[int(view.board[square])]
             else:
                 value = view.outputs[square]
                 ink = "white" if value < 0.6 else "black"
-                style, text = f"background:{output_color(value)};color:{ink}", f"{value:.2f}"
+                style, font, text = (
+                    f"background:{output_color(value)};color:{ink}",
+                    "font-family:monospace",
+                    f"{value:.2f}",
+                )
             border = "3px solid #d62728" if square == view.move else "3px solid transparent"
             cell.value = (f'<div style="{style};border:{border};width:56px;height:56px;display:flex;'
-                          f'align-items:center;justify-content:center;font-family:monospace">{text}</div>')  # fmt: skip
+                          f'align-items:center;justify-content:center;{font}">{text}</div>')  # fmt: skip
         self.explanation.value = f"<b>Why this move?</b><br>{view.caption}<br>(occupied squares grey, move outlined)"
         self.status.value = f"<b>{session.status}</b>"
         tally = session.tally
@@ -2619,8 +2629,11 @@ class PlayWidget:
         )
 
 
-def play_widget(network: Network | None = None, opponent: str = "champion", human: int = X, seed: int = 0):
-    """Make a :class:`PlayWidget` against the saved champion (or ``network``) and return it (chapter 14)."""
+def play_widget(network: Network | None = None, opponent: str = "champion", human: int = O, seed: int = 0):
+    """Make a :class:`PlayWidget` against the saved champion (or ``network``) and return it (chapter 14).
+
+    By default the reader plays O, so the champion opens as X, the side it was evolved for.
+    """
     if network is None:
         network, _ = load_network(DEFAULT_CHAMPION)
     return PlayWidget(GameSession(network, opponent, human, seed))

@@ -27,6 +27,8 @@ $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -r requirements.txt
 	$(PIP) install --no-deps -e .
+	# MathJax 2 from the pinned jupyter-server-mathjax package, for the book's offline maths (see _config.yml).
+	ln -sfn "$$($(PY) -c 'import jupyter_server_mathjax as m, pathlib; print(pathlib.Path(m.__file__).parent / "static")')" $(VENV)/mathjax
 	touch $@
 
 book: $(STAMP)

@@ -33,7 +33,7 @@ $(STAMP): requirements.txt pyproject.toml
 
 book: $(STAMP)
 	rm -rf $(RUNS)
-	$(JB) build .
+	$(JB) build --all .
 	@echo "Book built: file://$(CURDIR)/$(HTML)"
 
 test: $(STAMP)
@@ -41,7 +41,7 @@ test: $(STAMP)
 	$(RUFF) check .
 	$(PY) -m pytest -p no:nbval tests
 	$(PY) -m pytest --nbval book/
-	$(JB) build . -W -n --keep-going
+	$(JB) build --all . -W -n --keep-going
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py

@@ -806,9 +806,20 @@ def split_uniform(u: np.ndarray | float, probability: float) -> tuple[np.ndarray
     return heads, np.where(heads, u / probability, (u - probability) / (1.0 - probability))
 
 
+def uniform_index(u: np.ndarray | float, count: np.ndarray | int) -> np.ndarray:
+    """``floor(u * count)`` for uniform ``u`` in [0, 1): a uniform choice among ``count`` items (chapter 3).
+
+    Clipped to ``count - 1``, because rounding can make ``u * count`` equal ``count`` for ``u`` just
+    below 1. Every random pick in the book goes through here, so the readable and the batched code
+    choose alike.
+    """
+    count = np.asarray(count, dtype=np.int64)
+    return np.minimum((np.asarray(u) * count).astype(np.int64), count - 1)
+
+
 def pick_uniform(squares: np.ndarray, count: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Pick ``squares[..., floor(v * count)]``: a uniform choice among the first ``count`` entries (chapter 3)."""
-    k = np.minimum((np.asarray(v) * count).astype(np.int64), np.asarray(count, dtype=np.int64) - 1)
+    k = uniform_index(v, count)
     return np.take_along_axis(np.asarray(squares), k[..., None], axis=-1)[..., 0]
 
 
@@ -965,7 +976,7 @@ def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = 
     explore, v = split_uniform(u, rules.random_move_probability)
     row = 2 * np.asarray(index) + explore  # which list: the rule squares or all empty squares
     count = rule_tables.n_choices[row]
-    k = np.minimum((v * count).astype(np.int64), count - 1)  # as in pick_uniform, one gather instead of a row copy
+    k = uniform_index(v, count)  # as in pick_uniform, but one gather instead of a row copy
     return rule_tables.choices[9 * row + k]
 
 
@@ -977,7 +988,19 @@ def occupied_square_penalty() -> np.ndarray:
     return penalty
 
 
-def _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty) -> np.ndarray:
+def engine_weights(flat: Population) -> tuple[np.ndarray, np.ndarray]:
+    """A flat population's weights laid out for the batched engine (chapter 3).
+
+    Returns ``(input_columns, output_weights)``: row ``9 * i + s`` of ``input_columns`` holds network
+    ``i``'s ten input weights from square ``s`` (one row gather per move), and ``output_weights`` has
+    shape ``(n, 10, 9)`` for a batched matrix product.
+    """
+    n = flat.shape[0]
+    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
+    return input_columns, np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))
+
+
+def _batch_network_moves(hidden_pre, index, output_weights, output_bias) -> np.ndarray:
     """X's moves in the batched engine, from the games' hidden pre-activations (chapter 3)."""
     # sigmoid(x) = 1 / (1 + exp(-x)), computed in place: the same operations, no temporary arrays.
     hidden = np.negative(hidden_pre)
@@ -986,7 +1009,7 @@ def _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupie
     np.divide(1.0, hidden, out=hidden)
     scores = hidden @ output_weights
     scores -= output_bias  # output pre-activations; sigmoid is increasing, so we skip it
-    scores += np.take(occupied_penalty, index, axis=0)
+    scores += np.take(occupied_square_penalty(), index, axis=0)  # -inf on occupied squares
     return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
 
 
@@ -1015,10 +1038,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
     u_by_move = np.ascontiguousarray(np.moveaxis(u, 2, 0))  # (4, n, 32): each O move's numbers contiguous
     tables = board_tables()
-    # Row 9 * i + s holds network i's ten input weights from square s.
-    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
-    output_weights = np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))  # (n, 10, 9)
-    occupied_penalty = occupied_square_penalty()  # added to outputs of occupied squares
+    input_columns, output_weights = engine_weights(flat)
     output_bias = flat.output_bias[:, None, :]
     first_row = (np.arange(n) * 9)[:, None]
 
@@ -1037,7 +1057,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
             moves = (
                 tables.empty_list[index, 0]
                 if ply == 8
-                else _batch_network_moves(hidden_pre, index, output_weights, output_bias, occupied_penalty)
+                else _batch_network_moves(hidden_pre, index, output_weights, output_bias)
             )
             mark = X
         else:  # O, the rule base
@@ -1155,7 +1175,7 @@ def structure_decisions(
     add = structure[..., 1] < 0.5
     grow = change & add & (hidden_count < MAX_HIDDEN)
     shrink = change & ~add & (hidden_count > MIN_HIDDEN)
-    doomed = np.minimum((structure[..., 2] * hidden_count).astype(np.int64), hidden_count - 1)
+    doomed = uniform_index(structure[..., 2], hidden_count)
     return grow, shrink, doomed
 
 
@@ -1294,7 +1314,7 @@ def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
         raise ValueError(f"comparisons must be at most population size - 1 = {n - 1}; got {len(u)}")
     others = [j for j in range(n) if j != i]
     for k, uk in enumerate(u):
-        j = k + min(int(uk * (len(others) - k)), len(others) - k - 1)
+        j = k + int(uniform_index(uk, len(others) - k))
         others[k], others[j] = others[j], others[k]
     return others[: len(u)]
 
@@ -1314,7 +1334,7 @@ def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
     others = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= i[:, None])
     r = np.arange(rows.shape[0])
     for k in range(q):
-        j = k + np.minimum((rows[:, k] * (n - 1 - k)).astype(np.int64), n - 2 - k)
+        j = k + uniform_index(rows[:, k], n - 1 - k)
         others[r, k], others[r, j] = others[r, j], others[r, k].copy()
     return others[:, :q].reshape(*batch, n_rows, q)
 
@@ -2110,16 +2130,13 @@ def _exact_scores_flat(
     probabilities = opponent_probabilities(rules)
     payoff_of = np.array([payoff[2], payoff[0], payoff[1]])  # indexed by winner: 0 draw, +1 X, -1 O (index -1)
     n = flat.shape[0]
-    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
-    output_weights = np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))
-    occupied_penalty = np.where(tables.empty, 0.0, -np.inf)
+    input_columns, output_weights = engine_weights(flat)
     rows = np.arange(n) * 9
 
     def x_moves(hidden_pre, index):  # the same computation as the batched engine's
         shape = index.shape
         moves = _batch_network_moves(
-            hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights,
-            flat.output_bias[:, None, :], occupied_penalty,
+            hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights, flat.output_bias[:, None, :]
         )  # fmt: skip
         return moves.reshape(shape)
 

@@ -966,6 +966,16 @@ def opponent_tables(rule_d_lines: str = "own") -> OpponentTables:
     return OpponentTables(candidate_list, n_candidates, choices, n_choices)
 
 
+def choice_positions(index: np.ndarray, heads: np.ndarray, v: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Where the rule base's choice lies in a flattened ``(2 * 19683, 9)`` table of choices (chapter 3).
+
+    Row ``2 * i`` of the table holds board ``i``'s rule squares, row ``2 * i + 1`` its empty squares;
+    ``heads`` picks the row and ``floor(v * count)`` the entry, as :func:`pick_uniform` does.
+    """
+    row = 2 * index + heads
+    return 9 * row + uniform_index(v, counts[row])
+
+
 def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
     """The rule base's moves on many boards at once, by table lookup (chapter 3).
 
@@ -974,10 +984,7 @@ def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = 
     """
     rule_tables = opponent_tables(rules.rule_d_lines)
     explore, v = split_uniform(u, rules.random_move_probability)
-    row = 2 * np.asarray(index) + explore  # which list: the rule squares or all empty squares
-    count = rule_tables.n_choices[row]
-    k = uniform_index(v, count)  # as in pick_uniform, but one gather instead of a row copy
-    return rule_tables.choices[9 * row + k]
+    return rule_tables.choices[choice_positions(np.asarray(index), explore, v, rule_tables.n_choices)]
 
 
 @cache
@@ -986,6 +993,42 @@ def occupied_square_penalty() -> np.ndarray:
     penalty = np.where(board_tables().empty, 0.0, -np.inf)
     penalty.flags.writeable = False
     return penalty
+
+
+@dataclass(frozen=True)
+class EngineSteps:
+    """Moves as additions to the board index, for the batched engine (chapter 3).
+
+    A finished game must stand still, so every table gives 0 on finished boards.
+
+    Attributes
+    ----------
+    o_counts, o_squares, o_steps
+        The rule base: :class:`OpponentTables` ``n_choices`` (at least 1, so every position is valid),
+        ``choices`` (padding 0) and ``2 * 3**choices``, for :func:`choice_positions`.
+    last_x_steps : (19683,)
+        X's last move, on the one empty square: ``3**square``.
+    """
+
+    o_counts: np.ndarray
+    o_squares: np.ndarray
+    o_steps: np.ndarray
+    last_x_steps: np.ndarray
+
+
+@cache
+def engine_steps(rule_d_lines: str = "own") -> EngineSteps:
+    """Build (once per reading of rule (d)) the :class:`EngineSteps` (chapter 3)."""
+    tables, rule_tables = board_tables(), opponent_tables(rule_d_lines)
+    squares = np.maximum(rule_tables.choices, 0).astype(np.int64)
+    stands_still = np.repeat(tables.over, 2 * 9) | (rule_tables.choices < 0)  # over, or padding
+    last_square = np.maximum(tables.empty_list[:, 0], 0)
+    return EngineSteps(
+        o_counts=np.maximum(rule_tables.n_choices, 1),
+        o_squares=squares,
+        o_steps=np.where(stands_still, 0, MARK_DIGIT[O] * POWERS_OF_3[squares]),
+        last_x_steps=np.where(tables.over, 0, POWERS_OF_3[last_square]),
+    )
 
 
 def engine_weights(flat: Population) -> tuple[np.ndarray, np.ndarray]:
@@ -1000,17 +1043,112 @@ def engine_weights(flat: Population) -> tuple[np.ndarray, np.ndarray]:
     return input_columns, np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))
 
 
-def _batch_network_moves(hidden_pre, index, output_weights, output_bias) -> np.ndarray:
-    """X's moves in the batched engine, from the games' hidden pre-activations (chapter 3)."""
-    # sigmoid(x) = 1 / (1 + exp(-x)), computed in place: the same operations, no temporary arrays.
-    hidden = np.negative(hidden_pre)
-    np.exp(hidden, out=hidden)
+def _batch_network_moves(negated_pre, index, output_weights, output_bias) -> np.ndarray:
+    """X's moves in the batched engine, from hidden pre-activations with their sign flipped (chapter 3).
+
+    ``negated_pre`` (shape ``(n, k, 10)``) holds ``b - W x`` for ``k`` boards of each of ``n`` networks;
+    ``index`` (``(n, k)``) holds the boards.
+    """
+    # sigmoid(x) = 1 / (1 + exp(-x)): the sums arrive as -x, and the rest happens in place.
+    hidden = np.exp(negated_pre)
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
     scores = hidden @ output_weights
     scores -= output_bias  # output pre-activations; sigmoid is increasing, so we skip it
     scores += np.take(occupied_square_penalty(), index, axis=0)  # -inf on occupied squares
     return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
+
+
+@cache
+def x_turn_numbers() -> tuple[np.ndarray, np.ndarray]:
+    """Number the boards X can face at each of its turns, for grouping games by board (chapter 3).
+
+    Returns ``(numbers, sizes)``: at X's turn ``t`` (0 to 3; ``2 t`` marks on the board), the unfinished
+    boards with ``t`` marks of each kind are numbered ``0 .. sizes[t] - 1`` in ``numbers[t]``; every other
+    board (a finished game, for instance) gets ``sizes[t]``.
+    """
+    tables = board_tables()
+    marks = 9 - tables.n_empty.astype(np.int64)
+    numbers, sizes = np.empty((4, N_BOARDS), dtype=np.int64), np.empty(4, dtype=np.int64)
+    for turn in range(4):
+        faced = tables.legal & ~tables.over & (marks == 2 * turn)
+        sizes[turn] = faced.sum()
+        numbers[turn] = np.where(faced, np.cumsum(faced) - 1, sizes[turn])
+    for array in (numbers, sizes):
+        array.flags.writeable = False
+    return numbers, sizes
+
+
+@dataclass(frozen=True)
+class BoardTable:
+    """Each network's games grouped by board, for one X turn of the batched engine (chapter 3).
+
+    The table has one row per distinct board of each network, plus padding. Networks with similar
+    numbers of boards share a block: ``blocks`` lists ``(networks, k)``, and the block's rows hold ``k``
+    rows for each of its networks in turn (a padding row repeats the network's first game). Blocks
+    follow one another in the table.
+
+    Attributes
+    ----------
+    game_row : (n, games)
+        The table row of each game's board.
+    source : (rows,)
+        One game (its flat position ``i * games + g``) on each row's board.
+    blocks : list of (networks, k)
+    """
+
+    game_row: np.ndarray
+    source: np.ndarray
+    blocks: list[tuple[np.ndarray, int]]
+
+
+def block_sizes(counts: np.ndarray) -> list[int]:
+    """Choose up to three padded sizes for networks with ``counts`` distinct boards (chapter 3).
+
+    Each network is padded to the smallest chosen size at least its count. The largest size is the
+    largest count; the other two (``a <= b``) minimise the total number of rows.
+    """
+    most = int(counts.max())
+    at_most = np.cumsum(np.bincount(counts, minlength=most + 1))  # at_most[c]: networks with count <= c
+    size = np.arange(most + 1)
+    # rows[a, b]: at_most[a] networks padded to a, then to b, and the rest to the largest count.
+    rows = (at_most * size)[:, None] + (at_most[None, :] - at_most[:, None]) * size + (len(counts) - at_most) * most
+    rows[size[:, None] > size] = np.iinfo(np.int64).max  # only a <= b
+    a, b = np.unravel_index(np.argmin(rows), rows.shape)
+    return sorted({int(a), int(b), most} - {0})
+
+
+def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
+    """Group each network's games by board (chapter 3; used by the engine).
+
+    ``board_numbers`` has shape ``(n, games)``: numbers below ``size + 1`` from :func:`x_turn_numbers`,
+    equal for games on the same board.
+    """
+    n, games = board_numbers.shape
+    positions = np.arange(n * games)
+    key = (np.arange(n)[:, None] * (size + 1) + board_numbers).ravel()
+    # Scatter then gather: every game with the same key reads back the position one of them wrote.
+    representative = np.empty(n * (size + 1), dtype=np.int64)
+    representative[key] = positions
+    representative = representative[key]
+    first = representative == positions
+    rank = np.cumsum(first.reshape(n, games), axis=1)  # rank[i, g] - 1: row of a first game within its network
+    counts = rank[:, -1]
+    rank = rank.ravel() - 1
+    sizes = np.array(block_sizes(counts))
+    block = np.searchsorted(sizes, counts)
+    order = np.argsort(block, kind="stable")  # networks block by block
+    k = sizes[block]
+    row_start = np.empty(n, dtype=np.int64)
+    row_start[order] = np.cumsum(k[order]) - k[order]
+    source = np.repeat(order * games, k[order])  # padding rows: the network's first game
+    chosen = np.flatnonzero(first)
+    source[row_start[chosen // games] + rank[chosen]] = chosen
+    game_row = row_start[:, None] + rank[representative].reshape(n, games)
+    members = np.bincount(block, minlength=len(sizes))
+    blocks = [(networks, k) for networks, k in zip(np.split(order, np.cumsum(members)[:-1]), sizes, strict=True)
+              if len(networks)]  # fmt: skip
+    return BoardTable(game_row, source, blocks)
 
 
 def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
@@ -1023,11 +1161,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
 
     * a game is its base-3 board index; a move adds ``digit * 3**square``; whether the game is over,
       who won and O's candidate squares are table lookups;
-    * each game carries its networks' hidden pre-activations; a move changes one input by +-1, so the
-      pre-activations change by one column of input weights (a row gather instead of a matrix product);
-    * X's first move is made once per network; with cycled first replies the eight boards of X's second
-      move repeat in every set of eight games, so only eight are evaluated; X's last move (one empty
-      square left) needs no network at all.
+    * at each X turn a network's games are grouped by board and the network is evaluated once per
+      distinct board: the rule base often answers alike, so 32 games share far fewer boards;
+    * a board's hidden sums are those of the board X faced at its previous turn, plus the input-weight
+      column of X's move, minus that of O's reply: row gathers instead of matrix products;
+    * X's last move (one empty square left) needs no network at all.
     """
     batch = population.shape
     flat = population.reshape(-1)
@@ -1036,50 +1174,61 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     if np.shape(uniforms) != expected:
         raise ValueError(f"uniforms must have shape {expected} (networks, games, O moves); got {np.shape(uniforms)}")
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
-    u_by_move = np.ascontiguousarray(np.moveaxis(u, 2, 0))  # (4, n, 32): each O move's numbers contiguous
-    tables = board_tables()
+    # For every O move that uses its number (a cycled first reply does not): the 10% coin and the fresh
+    # pick, each O move's numbers contiguous, shape (moves, n, 32).
+    first_random = 1 if rules.first_reply == "cycle" else 0
+    explore, pick = split_uniform(
+        np.ascontiguousarray(np.moveaxis(u[:, :, first_random:], 2, 0)), rules.random_move_probability
+    )
+    tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
+    numbers, sizes = x_turn_numbers()
     input_columns, output_weights = engine_weights(flat)
     output_bias = flat.output_bias[:, None, :]
-    first_row = (np.arange(n) * 9)[:, None]
 
-    def spread(games: int) -> None:  # copy each game's state to `games` games
-        nonlocal index, hidden_pre
-        reps = games // index.shape[1]
-        if reps > 1:
-            index, hidden_pre = np.tile(index, (1, reps)), np.tile(hidden_pre, (1, reps, 1))
+    def x_turn(negated: np.ndarray, boards: np.ndarray, table: BoardTable) -> tuple[np.ndarray, np.ndarray]:
+        """X's move on each row of ``table``: its index step, and the negated hidden sums after it."""
+        moves, start = [], 0
+        for networks, k in table.blocks:  # one batched evaluation per block of networks
+            rows = slice(start, start + len(networks) * k)
+            moves.append(_batch_network_moves(
+                negated[rows].reshape(len(networks), k, MAX_HIDDEN), boards[rows].reshape(len(networks), k),
+                output_weights[networks], output_bias[networks],
+            ).ravel())  # fmt: skip
+            start = rows.stop
+        moves = np.concatenate(moves)
+        after = negated - np.take(input_columns, 9 * (table.source // index.shape[1]) + moves, axis=0)
+        return np.where(tables.over[boards], 0, POWERS_OF_3[moves]), after  # finished games stand still
 
+    # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
+    # that turn's BoardTable. Per table row: X's step, and the hidden sums after X's move, negated
+    # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
     index = np.zeros((n, 1), dtype=np.int64)
-    hidden_pre = np.broadcast_to(-flat.hidden_bias[:, None, :], (n, 1, MAX_HIDDEN)).copy()
-    cycle = rules.first_reply == "cycle"
-    over = np.zeros(index.shape, dtype=bool)
-    for ply in range(9):
-        if ply % 2 == 0:  # X, the network
-            moves = (
-                tables.empty_list[index, 0]
-                if ply == 8
-                else _batch_network_moves(hidden_pre, index, output_weights, output_bias)
-            )
-            mark = X
-        else:  # O, the rule base
-            if ply == 1 and cycle:
-                spread(8)
-                moves = tables.empty_list[index, np.arange(8)]
+    table = BoardTable(np.arange(n)[:, None], np.arange(n), [(np.arange(n), 1)])
+    board_steps, after_x = x_turn(flat.hidden_bias, index.ravel(), table)
+    game_row = table.game_row
+    index += board_steps[:, None]
+    for ply in range(1, 9):
+        if ply % 2 == 1:  # O, the rule base
+            games = 8 if ply == 1 and rules.first_reply == "cycle" else GAMES_PER_EVALUATION
+            if games > index.shape[1]:  # copy each game's state to games // index.shape[1] games
+                reps = games // index.shape[1]
+                index, game_row = np.tile(index, (1, reps)), np.tile(game_row, (1, reps))
+            if games == 8:  # with cycled first replies, game g's first reply is X's g-th empty square
+                o_position = 9 * (2 * index + 1) + np.arange(8)  # entry g of the empty-squares row
             else:
-                spread(GAMES_PER_EVALUATION)
-                moves = near_perfect_moves(index, u_by_move[ply // 2], rules)
-            mark = O
-        step = MARK_DIGIT[mark] * POWERS_OF_3[moves]
-        if ply >= 5:  # no game can end before X's third move (ply 4); finished games stand still
-            step[over] = 0
-        index += step
-        if ply >= 4:
-            over = tables.over[index]
-        if ply < 6:  # X's last evaluation is at ply 6; finished games may add a meaningless column: never read
-            columns = np.take(input_columns, first_row + moves, axis=0)
-            if mark == X:
-                hidden_pre += columns
-            else:
-                hidden_pre -= columns
+                move = ply // 2 - first_random
+                o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
+            index += np.take(steps.o_steps, o_position)
+        elif ply < 8:  # X, the network, once on each distinct board
+            table = distinct_boards(numbers[ply // 2][index], sizes[ply // 2])
+            negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
+            o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
+            negated += np.take(input_columns, 9 * (table.source // index.shape[1]) + o_squares, axis=0)
+            board_steps, after_x = x_turn(negated, np.take(index, table.source), table)
+            game_row = table.game_row
+            index += np.take(board_steps, game_row)
+        else:  # X's last move: one empty square left
+            index += steps.last_x_steps[index]
     return tables.winner[index].reshape(*batch, GAMES_PER_EVALUATION)
 
 
@@ -1361,10 +1510,12 @@ def survivors(points: np.ndarray, tie_keys: np.ndarray, keep: int) -> np.ndarray
 def take_networks(population: Population, index: np.ndarray) -> Population:
     """The networks at ``index`` (shape ``batch + (k,)``) of each population in the batch (chapter 5)."""
     index = np.asarray(index)
-    return Population(*(
-        np.take_along_axis(a, index.reshape(index.shape + (1,) * (a.ndim - index.ndim)), axis=index.ndim - 1)
-        for a in population.arrays()
-    ))  # fmt: skip
+    if index.shape[:-1] != population.shape[:-1]:
+        raise ValueError(f"index must have shape {population.shape[:-1]} + (k,); got {index.shape}")
+    # One flat gather per array: network j of population b is row b * n + j of the flattened batch.
+    n = population.shape[-1]
+    rows = np.arange(0, index[..., 0].size * n, n).reshape(index.shape[:-1] + (1,)) + index
+    return Population(*(np.take(a, rows, axis=0) for a in population.reshape(-1).arrays()))
 
 
 @dataclass(frozen=True)
@@ -2136,7 +2287,7 @@ def _exact_scores_flat(
     def x_moves(hidden_pre, index):  # the same computation as the batched engine's
         shape = index.shape
         moves = _batch_network_moves(
-            hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights, flat.output_bias[:, None, :]
+            -hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights, flat.output_bias[:, None, :]
         )  # fmt: skip
         return moves.reshape(shape)
 

@@ -1031,30 +1031,53 @@ def engine_steps(rule_d_lines: str = "own") -> EngineSteps:
     )
 
 
+ENGINE_UNITS = MAX_HIDDEN + 1
+"""Hidden units in the engine's layout: the ten slots and a unit fixed at 1 that carries the output bias (chapter 3)."""
+
+BIAS_UNIT_SUM = 60.0
+"""The engine's eleventh hidden unit's sum (chapter 3). ``1 / (1 + exp(-60))`` rounds to exactly 1.0, since
+``exp(-60)``, about 9e-27, is far below half the spacing of doubles near 1 (1.1e-16). A finite value keeps
+numpy's ``exp`` on its fast path, which infinities and underflows leave.
+"""
+
+
 def engine_weights(flat: Population) -> tuple[np.ndarray, np.ndarray]:
     """A flat population's weights laid out for the batched engine (chapter 3).
 
-    Returns ``(input_columns, output_weights)``: row ``9 * i + s`` of ``input_columns`` holds network
-    ``i``'s ten input weights from square ``s`` (one row gather per move), and ``output_weights`` has
-    shape ``(n, 10, 9)`` for a batched matrix product.
+    Returns ``(input_columns, output_weights)``. Row ``9 * i + s`` of ``input_columns`` holds network
+    ``i``'s input weights from square ``s`` (one row gather per move). ``output_weights`` has shape
+    ``(n, 11, 9)`` for a batched matrix product: the output weights, and as an eleventh row the output
+    biases with their sign flipped. The engine's eleventh hidden unit always outputs exactly 1 (its sum
+    is :data:`BIAS_UNIT_SUM` and gets no input weights), so the product subtracts the biases as its last term.
     """
     n = flat.shape[0]
-    input_columns = np.ascontiguousarray(np.swapaxes(flat.hidden_weights, 1, 2)).reshape(n * 9, MAX_HIDDEN)
-    return input_columns, np.ascontiguousarray(np.swapaxes(flat.output_weights, 1, 2))
+    input_columns = np.zeros((n, 9, ENGINE_UNITS))
+    input_columns[:, :, :MAX_HIDDEN] = np.swapaxes(flat.hidden_weights, 1, 2)
+    output_weights = np.empty((n, ENGINE_UNITS, 9))
+    output_weights[:, :MAX_HIDDEN] = np.swapaxes(flat.output_weights, 1, 2)
+    output_weights[:, MAX_HIDDEN] = -flat.output_bias
+    return input_columns.reshape(n * 9, ENGINE_UNITS), output_weights
 
 
-def _batch_network_moves(negated_pre, index, output_weights, output_bias) -> np.ndarray:
+def empty_board_negated_sums(flat: Population) -> np.ndarray:
+    """``b - W x`` on the empty board (``x = 0``) in the engine's layout, shape ``(n, 11)`` (chapter 3).
+
+    The hidden biases, and ``-BIAS_UNIT_SUM`` for the eleventh unit, whose output is then exactly 1.
+    """
+    return np.concatenate([flat.hidden_bias, np.full((flat.shape[0], 1), -BIAS_UNIT_SUM)], axis=1)
+
+
+def _batch_network_moves(negated_pre, index, output_weights) -> np.ndarray:
     """X's moves in the batched engine, from hidden pre-activations with their sign flipped (chapter 3).
 
-    ``negated_pre`` (shape ``(n, k, 10)``) holds ``b - W x`` for ``k`` boards of each of ``n`` networks;
-    ``index`` (``(n, k)``) holds the boards.
+    ``negated_pre`` (shape ``(n, k, 11)``) holds ``b - W x`` for ``k`` boards of each of ``n`` networks,
+    in the layout of :func:`engine_weights`; ``index`` (``(n, k)``) holds the boards.
     """
     # sigmoid(x) = 1 / (1 + exp(-x)): the sums arrive as -x, and the rest happens in place.
     hidden = np.exp(negated_pre)
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
-    scores = hidden @ output_weights
-    scores -= output_bias  # output pre-activations; sigmoid is increasing, so we skip it
+    scores = hidden @ output_weights  # output pre-activations; sigmoid is increasing, so we skip it
     scores += np.take(occupied_square_penalty(), index, axis=0)  # -inf on occupied squares
     return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
 
@@ -1183,7 +1206,6 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
     numbers, sizes = x_turn_numbers()
     input_columns, output_weights = engine_weights(flat)
-    output_bias = flat.output_bias[:, None, :]
 
     def x_turn(negated: np.ndarray, boards: np.ndarray, table: BoardTable) -> tuple[np.ndarray, np.ndarray]:
         """X's move on each row of ``table``: its index step, and the negated hidden sums after it."""
@@ -1191,8 +1213,8 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
         for networks, k in table.blocks:  # one batched evaluation per block of networks
             rows = slice(start, start + len(networks) * k)
             moves.append(_batch_network_moves(
-                negated[rows].reshape(len(networks), k, MAX_HIDDEN), boards[rows].reshape(len(networks), k),
-                output_weights[networks], output_bias[networks],
+                negated[rows].reshape(len(networks), k, ENGINE_UNITS), boards[rows].reshape(len(networks), k),
+                output_weights[networks],
             ).ravel())  # fmt: skip
             start = rows.stop
         moves = np.concatenate(moves)
@@ -1204,7 +1226,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
     index = np.zeros((n, 1), dtype=np.int64)
     table = BoardTable(np.arange(n)[:, None], np.arange(n), [(np.arange(n), 1)])
-    board_steps, after_x = x_turn(flat.hidden_bias, index.ravel(), table)
+    board_steps, after_x = x_turn(empty_board_negated_sums(flat), index.ravel(), table)
     game_row = table.game_row
     index += board_steps[:, None]
     for ply in range(1, 9):
@@ -1220,7 +1242,10 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
                 o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
             index += np.take(steps.o_steps, o_position)
         elif ply < 8:  # X, the network, once on each distinct board
-            table = distinct_boards(numbers[ply // 2][index], sizes[ply // 2])
+            if ply == 2 and index.shape[1] == 8:  # cycled first replies: a network's 8 boards all differ
+                table = BoardTable(np.arange(8 * n).reshape(n, 8), np.arange(8 * n), [(np.arange(n), 8)])
+            else:
+                table = distinct_boards(numbers[ply // 2][index], sizes[ply // 2])
             negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
             negated += np.take(input_columns, 9 * (table.source // index.shape[1]) + o_squares, axis=0)
@@ -2287,7 +2312,7 @@ def _exact_scores_flat(
     def x_moves(hidden_pre, index):  # the same computation as the batched engine's
         shape = index.shape
         moves = _batch_network_moves(
-            -hidden_pre.reshape(n, -1, MAX_HIDDEN), index.reshape(n, -1), output_weights, flat.output_bias[:, None, :]
+            -hidden_pre.reshape(n, -1, ENGINE_UNITS), index.reshape(n, -1), output_weights
         )  # fmt: skip
         return moves.reshape(shape)
 
@@ -2297,7 +2322,7 @@ def _exact_scores_flat(
 
     # X's first move, on the empty board.
     index = np.zeros((n,), dtype=np.int64)
-    hidden_pre = -flat.hidden_bias
+    hidden_pre = -empty_board_negated_sums(flat)
     move = x_moves(hidden_pre[:, None, :], index[:, None])[:, 0]
     index = index + POWERS_OF_3[move]
     hidden_pre = add_columns(hidden_pre, move, X)

@@ -1020,14 +1020,14 @@ class EngineSteps:
 def engine_steps(rule_d_lines: str = "own") -> EngineSteps:
     """Build (once per reading of rule (d)) the :class:`EngineSteps` (chapter 3)."""
     tables, rule_tables = board_tables(), opponent_tables(rule_d_lines)
-    squares = np.maximum(rule_tables.choices, 0).astype(np.int64)
+    squares = np.maximum(rule_tables.choices, 0)  # int8
     stands_still = np.repeat(tables.over, 2 * 9) | (rule_tables.choices < 0)  # over, or padding
     last_square = np.maximum(tables.empty_list[:, 0], 0)
     return EngineSteps(
         o_counts=np.maximum(rule_tables.n_choices, 1),
         o_squares=squares,
-        o_steps=np.where(stands_still, 0, MARK_DIGIT[O] * POWERS_OF_3[squares]),
-        last_x_steps=np.where(tables.over, 0, POWERS_OF_3[last_square]),
+        o_steps=np.where(stands_still, 0, MARK_DIGIT[O] * POWERS_OF_3[squares]).astype(np.int16),  # at most 2 * 3**8
+        last_x_steps=np.where(tables.over, 0, POWERS_OF_3[last_square]).astype(np.int32),
     )
 
 
@@ -1067,18 +1067,19 @@ def empty_board_negated_sums(flat: Population) -> np.ndarray:
     return np.concatenate([flat.hidden_bias, np.full((flat.shape[0], 1), -BIAS_UNIT_SUM)], axis=1)
 
 
-def _batch_network_moves(negated_pre, index, output_weights) -> np.ndarray:
+def _batch_network_moves(negated_pre, index, output_weights, penalty=None) -> np.ndarray:
     """X's moves in the batched engine, from hidden pre-activations with their sign flipped (chapter 3).
 
     ``negated_pre`` (shape ``(n, k, 11)``) holds ``b - W x`` for ``k`` boards of each of ``n`` networks,
-    in the layout of :func:`engine_weights`; ``index`` (``(n, k)``) holds the boards.
+    in the layout of :func:`engine_weights`; ``index`` (``(n, k)``) holds the boards, as rows of ``penalty``
+    (default: :func:`occupied_square_penalty`, by base-3 index).
     """
     # sigmoid(x) = 1 / (1 + exp(-x)): the sums arrive as -x, and the rest happens in place.
     hidden = np.exp(negated_pre)
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
     scores = hidden @ output_weights  # output pre-activations; sigmoid is increasing, so we skip it
-    scores += np.take(occupied_square_penalty(), index, axis=0)  # -inf on occupied squares
+    scores += np.take(occupied_square_penalty() if penalty is None else penalty, index, axis=0)  # -inf if occupied
     return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
 
 
@@ -1092,7 +1093,7 @@ def x_turn_numbers() -> tuple[np.ndarray, np.ndarray]:
     """
     tables = board_tables()
     marks = 9 - tables.n_empty.astype(np.int64)
-    numbers, sizes = np.empty((4, N_BOARDS), dtype=np.int64), np.empty(4, dtype=np.int64)
+    numbers, sizes = np.empty((4, N_BOARDS), dtype=np.int32), np.empty(4, dtype=np.int64)
     for turn in range(4):
         faced = tables.legal & ~tables.over & (marks == 2 * turn)
         sizes[turn] = faced.sum()
@@ -1100,6 +1101,24 @@ def x_turn_numbers() -> tuple[np.ndarray, np.ndarray]:
     for array in (numbers, sizes):
         array.flags.writeable = False
     return numbers, sizes
+
+
+@cache
+def x_turn_penalties() -> list[np.ndarray]:
+    """:func:`occupied_square_penalty` by board number at each X turn: shape ``(sizes[t] + 1, 9)`` (chapter 3).
+
+    The same rows as the full table, for the numbered boards only (the last row, for every other board,
+    is all zeros), so the engine's lookups stay within a small table.
+    """
+    numbers, sizes = x_turn_numbers()
+    penalties = []
+    for turn in range(4):
+        table = np.zeros((sizes[turn] + 1, 9))
+        numbered = numbers[turn] < sizes[turn]
+        table[numbers[turn][numbered]] = occupied_square_penalty()[numbered]
+        table.flags.writeable = False
+        penalties.append(table)
+    return penalties
 
 
 @dataclass(frozen=True)
@@ -1151,7 +1170,7 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     positions = np.arange(n * games)
     key = (np.arange(n)[:, None] * (size + 1) + board_numbers).ravel()
     # Scatter then gather: every game with the same key reads back the position one of them wrote.
-    representative = np.empty(n * (size + 1), dtype=np.int64)
+    representative = np.empty(n * (size + 1), dtype=np.int32)  # positions fit: n * games < 2**31
     representative[key] = positions
     representative = representative[key]
     first = representative == positions
@@ -1205,28 +1224,30 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     )
     tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
     numbers, sizes = x_turn_numbers()
+    penalties = x_turn_penalties()
     input_columns, output_weights = engine_weights(flat)
 
-    def x_turn(negated: np.ndarray, boards: np.ndarray, table: BoardTable) -> tuple[np.ndarray, np.ndarray]:
-        """X's move on each row of ``table``: its index step, and the negated hidden sums after it."""
+    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable) -> tuple[np.ndarray, np.ndarray]:
+        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, negated sums after it."""
         moves, start = [], 0
         for networks, k in table.blocks:  # one batched evaluation per block of networks
             rows = slice(start, start + len(networks) * k)
             moves.append(_batch_network_moves(
-                negated[rows].reshape(len(networks), k, ENGINE_UNITS), boards[rows].reshape(len(networks), k),
-                output_weights[networks],
+                negated[rows].reshape(len(networks), k, ENGINE_UNITS), board[rows].reshape(len(networks), k),
+                output_weights if len(table.blocks) == 1 else output_weights[networks], penalties[turn],
             ).ravel())  # fmt: skip
             start = rows.stop
         moves = np.concatenate(moves)
         after = negated - np.take(input_columns, 9 * (table.source // index.shape[1]) + moves, axis=0)
-        return np.where(tables.over[boards], 0, POWERS_OF_3[moves]), after  # finished games stand still
+        finished = board == sizes[turn]  # a finished game's board has no number and stands still
+        return np.where(finished, 0, POWERS_OF_3[moves]), after
 
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
     # that turn's BoardTable. Per table row: X's step, and the hidden sums after X's move, negated
     # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
     index = np.zeros((n, 1), dtype=np.int64)
     table = BoardTable(np.arange(n)[:, None], np.arange(n), [(np.arange(n), 1)])
-    board_steps, after_x = x_turn(empty_board_negated_sums(flat), index.ravel(), table)
+    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table)
     game_row = table.game_row
     index += board_steps[:, None]
     for ply in range(1, 9):
@@ -1242,14 +1263,16 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
                 o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
             index += np.take(steps.o_steps, o_position)
         elif ply < 8:  # X, the network, once on each distinct board
+            turn = ply // 2
+            board = numbers[turn][index]
             if ply == 2 and index.shape[1] == 8:  # cycled first replies: a network's 8 boards all differ
                 table = BoardTable(np.arange(8 * n).reshape(n, 8), np.arange(8 * n), [(np.arange(n), 8)])
             else:
-                table = distinct_boards(numbers[ply // 2][index], sizes[ply // 2])
+                table = distinct_boards(board, sizes[turn])
             negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
             negated += np.take(input_columns, 9 * (table.source // index.shape[1]) + o_squares, axis=0)
-            board_steps, after_x = x_turn(negated, np.take(index, table.source), table)
+            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table)
             game_row = table.game_row
             index += np.take(board_steps, game_row)
         else:  # X's last move: one empty square left
@@ -1475,7 +1498,10 @@ def game_payoffs(results: np.ndarray, payoff: Sequence[float] = PAPER_PAYOFF) ->
     """Turn game results (+1 X won, -1 O won, 0 draw) into payoffs (chapter 5)."""
     win, loss, draw = check_payoff(payoff)
     results = np.asarray(results)
-    return np.where(results == 1, win, np.where(results == -1, loss, draw))
+    outcome = results.astype(np.int64)
+    if outcome.size and (outcome.min() < -1 or outcome.max() > 1 or not np.array_equal(outcome, results)):
+        raise ValueError(f"results must be +1 (X won), -1 (O won) or 0 (draw); got values {np.unique(results)}")
+    return np.array([draw, win, loss])[outcome]  # a draw is entry 0, a win entry 1, a loss entry -1
 
 
 def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
@@ -1853,6 +1879,10 @@ def evolve(
     if workers > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        # Build the engine's lookup tables before forking, so that all processes share one copy of them.
+        opponent_tables(config.rules.rule_d_lines), engine_steps(config.rules.rule_d_lines)
+        x_turn_penalties()
 
         chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
         # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.

@@ -251,3 +251,15 @@ def test_experiment_config_dict_round_trip():
     assert data["selection"]["payoff"] == [2.0, -1.0, 0.5]
     assert t.ExperimentConfig.from_dict(data) == config
     assert t.ExperimentConfig.from_dict(t.PAPER_EXPERIMENT.as_dict()) == t.PAPER_EXPERIMENT
+
+
+@pytest.mark.parametrize("results", [[1, 2, 0], [0.5, 1, -1], [-3]])
+def test_game_payoffs_reject_values_that_are_not_game_results(results):
+    with pytest.raises(ValueError, match="results must be"):
+        t.game_payoffs(np.array(results))
+
+
+def test_take_networks_rejects_an_index_for_other_populations():
+    pop = t.random_population(np.random.default_rng(3), 8).reshape(2, 4)
+    with pytest.raises(ValueError, match="index must have shape"):
+        t.take_networks(pop, np.array([[0, 1], [2, 3], [1, 1]]))

@@ -1201,10 +1201,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
 
     All games advance together, one ply at a time, and every step is an array operation:
 
-    * a game is its base-3 board index; a move adds ``digit * 3**square``; whether the game is over,
-      who won and O's candidate squares are table lookups;
-    * at each X turn a network's games are grouped by board and the network is evaluated once per
-      distinct board: the rule base often answers alike, so 32 games share far fewer boards;
+    * a game is its base-3 board index; a move adds ``digit * 3**square`` to it, read from a table that
+      gives 0 once the game is over (:func:`engine_steps`); O's choices are table lookups too;
+    * at each X turn a network's games are grouped by board (:func:`distinct_boards`) and the network is
+      evaluated once per distinct board: the rule base often answers alike, so 32 games share far fewer
+      boards; networks with similar numbers of boards are evaluated together, in blocks;
     * a board's hidden sums are those of the board X faced at its previous turn, plus the input-weight
       column of X's move, minus that of O's reply: row gathers instead of matrix products;
     * X's last move (one empty square left) needs no network at all.

@@ -329,3 +329,96 @@ def test_random_player_plays_legal_moves():
     board = t.board_from_string("XO. .XO ...")
     moves = {player(board) for _ in range(200)}
     assert moves == set(t.legal_moves(board))
+
+
+# --- The engine's grouping of games by board (chapter 3, explained in chapter 9) -------------------------
+
+
+def test_x_turn_numbers_number_exactly_the_unfinished_boards_with_equal_marks():
+    numbers, sizes = t.x_turn_numbers()
+    for turn in range(4):
+        # Independent count: every way to place `turn` X and `turn` O marks, keeping boards without a line.
+        expected = 0
+        for xs in itertools.combinations(range(9), turn):
+            rest = [s for s in range(9) if s not in xs]
+            for os_ in itertools.combinations(rest, turn):
+                board = np.zeros(9, dtype=np.int8)
+                board[list(xs)], board[list(os_)] = t.X, t.O
+                try:
+                    expected += t.winner(board) == 0
+                except ValueError:  # X has a line but O moved after it: not a legal board
+                    pass
+        assert sizes[turn] == expected
+        numbered = numbers[turn] < sizes[turn]
+        assert numbered.sum() == expected
+        assert np.array_equal(np.sort(numbers[turn][numbered]), np.arange(expected))  # one number per board
+        assert np.all(numbers[turn][~numbered] == sizes[turn])
+    assert sizes.tolist()[:3] == [1, 72, 756]
+
+
+def test_distinct_boards_groups_games_by_board():
+    rng = np.random.default_rng(70)
+    n, games, size = 40, 32, 12
+    board_numbers = rng.integers(0, size + 1, (n, games)) * rng.integers(0, 2, (n, 1))  # some networks: 1 board
+    table = t.distinct_boards(board_numbers, size)
+    flat = board_numbers.ravel()
+    # every game sits on a row whose board is its own, and rows never mix networks
+    assert np.array_equal(flat[table.source[table.game_row]], board_numbers)
+    assert np.array_equal(table.source[table.game_row] // games, np.repeat(np.arange(n), games).reshape(n, games))
+    # blocks cover the table in order; each network has k rows, its distinct boards first, then padding
+    start, seen = 0, []
+    for networks, k in table.blocks:
+        for i in networks:
+            rows = table.source[start : start + k]
+            distinct = len(np.unique(board_numbers[i]))
+            assert k >= distinct and np.all(rows // games == i)
+            assert len(np.unique(flat[rows[:distinct]])) == distinct
+            assert np.all(rows[distinct:] == i * games)  # padding repeats the network's first game
+            start += k
+        seen.extend(networks.tolist())
+    assert start == len(table.source) and sorted(seen) == list(range(n))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_block_sizes_minimise_the_padded_rows(seed):
+    counts = np.random.default_rng(seed).integers(1, 20, 200)
+    sizes = t.block_sizes(counts)
+    assert sizes == sorted(set(sizes)) and len(sizes) <= 3 and sizes[-1] == counts.max()
+
+    def rows(chosen):
+        chosen = np.array(sorted(chosen))
+        return int(chosen[np.searchsorted(chosen, counts)].sum())
+
+    brute = min(rows({a, b, counts.max()}) for a in range(1, counts.max() + 1) for b in range(a, counts.max() + 1))
+    assert rows(sizes) == brute
+    assert rows(sizes) < len(counts) * counts.max()  # padding everyone to the largest count costs more
+
+
+def test_engine_steps_follow_the_moves_and_stand_still_on_finished_boards():
+    tables, rule_tables, steps = t.board_tables(), t.opponent_tables(), t.engine_steps()
+    over = np.repeat(tables.over, 2 * 9)
+    live = (rule_tables.choices >= 0) & ~over
+    assert np.array_equal(steps.o_steps[live], 2 * 3 ** rule_tables.choices[live].astype(np.int64))
+    assert np.all(steps.o_steps[over] == 0)
+    assert np.all(steps.o_counts >= 1)
+    one_left = ~tables.over & (tables.n_empty == 1)
+    assert np.array_equal(steps.last_x_steps[one_left], 3 ** tables.empty_list[one_left, 0].astype(np.int64))
+    assert np.all(steps.last_x_steps[tables.over] == 0)
+
+
+def test_the_engine_bias_unit_outputs_exactly_one_and_the_layout_gives_the_network_outputs():
+    assert t.sigmoid(t.BIAS_UNIT_SUM) == 1.0
+    pop = t.random_population(np.random.default_rng(71), 6)
+    columns, output_weights = t.engine_weights(pop)
+    negated = t.empty_board_negated_sums(pop)
+    hidden = t.sigmoid(-negated)
+    assert np.all(hidden[:, t.MAX_HIDDEN] == 1.0)
+    for i in range(6):
+        z = hidden[i] @ output_weights[i]
+        assert np.allclose(z, t.network_preactivations(pop.network(i), np.zeros(9, dtype=np.int8)), atol=1e-12)
+    # a move subtracts the input-weight column of its square (sign flipped: the sums are b - W x)
+    board = t.play(np.zeros(9, dtype=np.int8), 4)
+    after = negated[0] - columns[4]  # network 0, square 4
+    net = pop.network(0)
+    expected = net.hidden_bias - net.hidden_weights @ t.network_input(board)
+    assert np.allclose(after[: net.hidden_count], expected, atol=1e-12)

@@ -1407,15 +1407,15 @@ def mutate_population(
 ) -> Population:
     """Mutation of a whole padded population at once; bit for bit what :func:`mutate_network` does (chapter 4).
 
-    Noise is added to used slots only (``sigma * z * mask``). A deletion is a gather: slot ``k`` takes
+    Noise is added to used slots only (``z * sigma * mask``). A deletion is a gather: slot ``k`` takes
     slot ``k + 1`` from the deleted node on, which is ``np.delete`` for every network in one call.
     """
     sigma = settings.sigma
     z_hw, z_hb, z_ow, z_ob = draws.noise_parts()
-    slots = hidden_slot_mask(parents.hidden_count)
-    hw = parents.hidden_weights + sigma * z_hw * slots[..., :, None]
-    hb = parents.hidden_bias + sigma * z_hb * slots
-    ow = parents.output_weights + sigma * z_ow * slots[..., None, :]
+    spread = sigma * hidden_slot_mask(parents.hidden_count)  # sigma on used slots, 0 elsewhere
+    hw = parents.hidden_weights + z_hw * spread[..., :, None]
+    hb = parents.hidden_bias + z_hb * spread
+    ow = parents.output_weights + z_ow * spread[..., None, :]
     ob = parents.output_bias + sigma * z_ob
     grow, shrink, doomed = structure_decisions(
         parents.hidden_count, draws.structure, settings.structure_change_probability
@@ -1533,10 +1533,11 @@ def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
     i = np.tile(np.arange(n), rows.shape[0] // n)
     # Candidates of network i: 0..n-1 without i, i.e. j + (j >= i) for j in 0..n-2.
     others = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= i[:, None])
-    r = np.arange(rows.shape[0])
+    flat, start = others.reshape(-1), np.arange(0, others.size, n - 1)  # row r starts at start[r]
     for k in range(q):
         j = k + uniform_index(rows[:, k], n - 1 - k)
-        others[r, k], others[r, j] = others[r, j], others[r, k].copy()
+        here, there = start + k, start + j
+        flat[here], flat[there] = flat[there], flat[here]  # fancy indexing copies: a true swap
     return others[:, :q].reshape(*batch, n_rows, q)
 
 

@@ -1174,9 +1174,8 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     representative[key] = positions
     representative = representative[key]
     first = representative == positions
-    rank = np.cumsum(first.reshape(n, games), axis=1)  # rank[i, g] - 1: row of a first game within its network
-    counts = rank[:, -1]
-    rank = rank.ravel() - 1
+    count = np.cumsum(first.reshape(n, games), axis=1)  # count[i, g]: first games of network i up to g
+    counts = count[:, -1]
     sizes = np.array(block_sizes(counts))
     block = np.searchsorted(sizes, counts)
     order = np.argsort(block, kind="stable")  # networks block by block
@@ -1185,8 +1184,10 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     row_start[order] = np.cumsum(k[order]) - k[order]
     source = np.repeat(order * games, k[order])  # padding rows: the network's first game
     chosen = np.flatnonzero(first)
-    source[row_start[chosen // games] + rank[chosen]] = chosen
-    game_row = row_start[:, None] + rank[representative].reshape(n, games)
+    row_of = np.empty(n * games, dtype=np.int64)
+    row_of[chosen] = row_start[chosen // games] + count.ravel()[chosen] - 1  # each first game's row
+    source[row_of[chosen]] = chosen
+    game_row = row_of[representative].reshape(n, games)
     members = np.bincount(block, minlength=len(sizes))
     blocks = [(networks, k) for networks, k in zip(np.split(order, np.cumsum(members)[:-1]), sizes, strict=True)
               if len(networks)]  # fmt: skip
@@ -1240,6 +1241,8 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
             start = rows.stop
         moves = np.concatenate(moves)
         after = negated - np.take(input_columns, 9 * (table.source // index.shape[1]) + moves, axis=0)
+        if turn < 3:  # no game ends before X's third move
+            return POWERS_OF_3[moves], after
         finished = board == sizes[turn]  # a finished game's board has no number and stands still
         return np.where(finished, 0, POWERS_OF_3[moves]), after
 

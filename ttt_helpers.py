@@ -999,7 +999,8 @@ def occupied_square_penalty() -> np.ndarray:
 class EngineSteps:
     """Moves as additions to the board index, for the batched engine (chapter 3).
 
-    A finished game must stand still, so every table gives 0 on finished boards.
+    A finished game must stand still, so both step tables (``o_steps``, ``last_x_steps``) give 0 on
+    finished boards.
 
     Attributes
     ----------
@@ -1035,9 +1036,11 @@ ENGINE_UNITS = MAX_HIDDEN + 1
 """Hidden units in the engine's layout: the ten slots and a unit fixed at 1 that carries the output bias (chapter 3)."""
 
 BIAS_UNIT_SUM = 60.0
-"""The engine's eleventh hidden unit's sum (chapter 3). ``1 / (1 + exp(-60))`` rounds to exactly 1.0, since
-``exp(-60)``, about 9e-27, is far below half the spacing of doubles near 1 (1.1e-16). A finite value keeps
-numpy's ``exp`` on its fast path, which infinities and underflows leave.
+"""The pre-activation of the engine's eleventh hidden unit, stored negated as -60 (chapter 3).
+
+``1 / (1 + exp(-60))`` rounds to exactly 1.0: ``exp(-60)``, about 9e-27, is far below ``2**-53`` (1.1e-16),
+half the spacing of doubles just above 1. A finite value keeps numpy's ``exp`` on its fast path, which
+infinities and underflows leave.
 """
 
 
@@ -1089,7 +1092,7 @@ def x_turn_numbers() -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(numbers, sizes)``: at X's turn ``t`` (0 to 3; ``2 t`` marks on the board), the unfinished
     boards with ``t`` marks of each kind are numbered ``0 .. sizes[t] - 1`` in ``numbers[t]``; every other
-    board (a finished game, for instance) gets ``sizes[t]``.
+    board (the board of a finished game, for instance) gets ``sizes[t]``.
     """
     tables = board_tables()
     marks = 9 - tables.n_empty.astype(np.int64)
@@ -1160,11 +1163,12 @@ def block_sizes(counts: np.ndarray) -> list[int]:
     return sorted({int(a), int(b), most} - {0})
 
 
-def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
+def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | None = None) -> BoardTable:
     """Group each network's games by board (chapter 3; used by the engine).
 
-    ``board_numbers`` has shape ``(n, games)``: numbers below ``size + 1`` from :func:`x_turn_numbers`,
-    equal for games on the same board.
+    ``board_numbers`` has shape ``(n, games)``: numbers up to ``size`` from :func:`x_turn_numbers`, equal
+    for games on the same board. Games where ``skip`` is true get no row, and their ``game_row`` is
+    meaningless (the engine skips finished games, which all have the number ``size``).
     """
     n, games = board_numbers.shape
     positions = np.arange(n * games)
@@ -1173,24 +1177,27 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     representative = np.empty(n * (size + 1), dtype=np.int32)  # positions fit: n * games < 2**31
     representative[key] = positions
     representative = representative[key]
-    first = representative == positions
-    count = np.cumsum(first.reshape(n, games), axis=1)  # count[i, g]: first games of network i up to g
+    speaks = representative == positions  # the one game per board whose position was read back
+    if skip is not None:
+        speaks &= ~skip.ravel()
+    count = np.cumsum(speaks.reshape(n, games), axis=1)  # count[i, g]: such games of network i up to g
     counts = count[:, -1]
-    sizes = np.array(block_sizes(counts))
+    # Networks without rows form a block of size 0.
+    sizes = np.array([0, *block_sizes(counts[counts > 0])] if counts.any() else [0])
     block = np.searchsorted(sizes, counts)
     order = np.argsort(block, kind="stable")  # networks block by block
     k = sizes[block]
     row_start = np.empty(n, dtype=np.int64)
     row_start[order] = np.cumsum(k[order]) - k[order]
     source = np.repeat(order * games, k[order])  # padding rows: the network's first game
-    chosen = np.flatnonzero(first)
+    chosen = np.flatnonzero(speaks)
     row_of = np.empty(n * games, dtype=np.int64)
-    row_of[chosen] = row_start[chosen // games] + count.ravel()[chosen] - 1  # each first game's row
+    row_of[chosen] = row_start[chosen // games] + count.ravel()[chosen] - 1  # the row of each such game
     source[row_of[chosen]] = chosen
     game_row = row_of[representative].reshape(n, games)
     members = np.bincount(block, minlength=len(sizes))
     blocks = [(networks, k) for networks, k in zip(np.split(order, np.cumsum(members)[:-1]), sizes, strict=True)
-              if len(networks)]  # fmt: skip
+              if len(networks) and k]  # fmt: skip
     return BoardTable(game_row, source, blocks)
 
 
@@ -1202,13 +1209,15 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
 
     All games advance together, one ply at a time, and every step is an array operation:
 
-    * a game is its base-3 board index; a move adds ``digit * 3**square`` to it, read from a table that
-      gives 0 once the game is over (:func:`engine_steps`); O's choices are table lookups too;
-    * at each X turn a network's games are grouped by board (:func:`distinct_boards`) and the network is
-      evaluated once per distinct board: the rule base often answers alike, so 32 games share far fewer
-      boards; networks with similar numbers of boards are evaluated together, in blocks;
-    * a board's hidden sums are those of the board X faced at its previous turn, plus the input-weight
-      column of X's move, minus that of O's reply: row gathers instead of matrix products;
+    * a game is its base-3 board index, and a move adds ``digit * 3**square`` to it. O's moves and X's
+      last move are read from tables (:func:`engine_steps`) that give 0 once the game is over; a finished
+      game skips X's other turns. So finished games stand still;
+    * at each X turn a network's unfinished games are grouped by board (:func:`distinct_boards`) and the
+      network is evaluated once per distinct board: the rule base often answers alike, so 32 games share
+      far fewer boards; networks with similar numbers of boards are evaluated together, in blocks;
+    * a board's hidden sums ``W x - b`` are those of the board X faced at its previous turn, plus the
+      input-weight column of X's move, minus that of O's reply: row gathers instead of matrix products.
+      (They are stored negated, ``b - W x``, so the code subtracts X's column and adds O's.);
     * X's last move (one empty square left) needs no network at all.
     """
     batch = population.shape
@@ -1229,8 +1238,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     penalties = x_turn_penalties()
     input_columns, output_weights = engine_weights(flat)
 
-    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable) -> tuple[np.ndarray, np.ndarray]:
-        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, negated sums after it."""
+    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable):
+        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, negated sums after it.
+
+        After X's fourth move (turn 3) no network move follows, so the sums are not needed.
+        """
         moves, start = [], 0
         for networks, k in table.blocks:  # one batched evaluation per block of networks
             rows = slice(start, start + len(networks) * k)
@@ -1239,12 +1251,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
                 output_weights if len(table.blocks) == 1 else output_weights[networks], penalties[turn],
             ).ravel())  # fmt: skip
             start = rows.stop
-        moves = np.concatenate(moves)
-        after = negated - np.take(input_columns, 9 * (table.source // index.shape[1]) + moves, axis=0)
-        if turn < 3:  # no game ends before X's third move
-            return POWERS_OF_3[moves], after
-        finished = board == sizes[turn]  # a finished game's board has no number and stands still
-        return np.where(finished, 0, POWERS_OF_3[moves]), after
+        moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
+        if turn == 3:
+            return POWERS_OF_3[moves], None
+        network = table.source // index.shape[1]
+        return POWERS_OF_3[moves], negated - np.take(input_columns, 9 * network + moves, axis=0)
 
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
     # that turn's BoardTable. Per table row: X's step, and the hidden sums after X's move, negated
@@ -1269,15 +1280,19 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
         elif ply < 8:  # X, the network, once on each distinct board
             turn = ply // 2
             board = numbers[turn][index]
+            finished = board == sizes[turn] if turn == 3 else None  # no game ends before X's third move
             if ply == 2 and index.shape[1] == 8:  # cycled first replies: a network's 8 boards all differ
                 table = BoardTable(np.arange(8 * n).reshape(n, 8), np.arange(8 * n), [(np.arange(n), 8)])
             else:
-                table = distinct_boards(board, sizes[turn])
+                table = distinct_boards(board, sizes[turn], skip=finished)
             negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
             negated += np.take(input_columns, 9 * (table.source // index.shape[1]) + o_squares, axis=0)
             board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table)
             game_row = table.game_row
+            if finished is not None:  # finished games point at an extra row whose step is 0
+                board_steps = np.append(board_steps, 0)
+                game_row = np.where(finished, len(board_steps) - 1, game_row)
             index += np.take(board_steps, game_row)
         else:  # X's last move: one empty square left
             index += steps.last_x_steps[index]

@@ -422,3 +422,16 @@ def test_the_engine_bias_unit_outputs_exactly_one_and_the_layout_gives_the_netwo
     net = pop.network(0)
     expected = net.hidden_bias - net.hidden_weights @ t.network_input(board)
     assert np.allclose(after[: net.hidden_count], expected, atol=1e-12)
+
+
+def test_distinct_boards_gives_skipped_games_no_row():
+    board_numbers = np.array([[3, 3, 5, 9], [9, 9, 9, 9], [1, 2, 1, 9]])  # 9 plays "finished"
+    table = t.distinct_boards(board_numbers, 9, skip=board_numbers == 9)
+    # network 0 has boards 3 and 5, network 1 none (no block holds it), network 2 boards 1 and 2
+    rows_of = {int(i): k for networks, k in table.blocks for i in networks}
+    assert 1 not in rows_of and rows_of[0] >= 2 and rows_of[2] >= 2
+    live = board_numbers != 9
+    assert np.array_equal(board_numbers.ravel()[table.source[table.game_row[live]]], board_numbers[live])
+    assert len(table.source) == sum(len(networks) * k for networks, k in table.blocks)
+    everything_skipped = t.distinct_boards(board_numbers, 9, skip=np.ones_like(board_numbers, dtype=bool))
+    assert everything_skipped.blocks == [] and len(everything_skipped.source) == 0

@@ -1238,8 +1238,9 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     penalties = x_turn_penalties()
     input_columns, output_weights = engine_weights(flat)
 
-    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable):
-        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, negated sums after it.
+    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, network: np.ndarray):
+        """X's move on each row of ``table`` (boards numbered for ``turn``, rows of ``network``): index step,
+        and the negated sums after it.
 
         After X's fourth move (turn 3) no network move follows, so the sums are not needed.
         """
@@ -1248,13 +1249,12 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
             rows = slice(start, start + len(networks) * k)
             moves.append(_batch_network_moves(
                 negated[rows].reshape(len(networks), k, ENGINE_UNITS), board[rows].reshape(len(networks), k),
-                output_weights if len(table.blocks) == 1 else output_weights[networks], penalties[turn],
+                output_weights if len(networks) == n else output_weights[networks], penalties[turn],
             ).ravel())  # fmt: skip
             start = rows.stop
         moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
         if turn == 3:
             return POWERS_OF_3[moves], None
-        network = table.source // index.shape[1]
         return POWERS_OF_3[moves], negated - np.take(input_columns, 9 * network + moves, axis=0)
 
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
@@ -1262,7 +1262,7 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
     index = np.zeros((n, 1), dtype=np.int64)
     table = BoardTable(np.arange(n)[:, None], np.arange(n), [(np.arange(n), 1)])
-    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table)
+    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table, np.arange(n))
     game_row = table.game_row
     index += board_steps[:, None]
     for ply in range(1, 9):
@@ -1285,10 +1285,11 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
                 table = BoardTable(np.arange(8 * n).reshape(n, 8), np.arange(8 * n), [(np.arange(n), 8)])
             else:
                 table = distinct_boards(board, sizes[turn], skip=finished)
+            network = table.source // index.shape[1]  # the network of each row
             negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
-            negated += np.take(input_columns, 9 * (table.source // index.shape[1]) + o_squares, axis=0)
-            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table)
+            negated += np.take(input_columns, 9 * network + o_squares, axis=0)
+            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table, network)
             game_row = table.game_row
             if finished is not None:  # finished games point at an extra row whose step is 0
                 board_steps = np.append(board_steps, 0)
@@ -1901,8 +1902,7 @@ def evolve(
         from concurrent.futures import ProcessPoolExecutor
 
         # Build the engine's lookup tables before forking, so that all processes share one copy of them.
-        opponent_tables(config.rules.rule_d_lines), engine_steps(config.rules.rule_d_lines)
-        x_turn_penalties()
+        engine_steps(config.rules.rule_d_lines), x_turn_penalties()
 
         chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
         # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.

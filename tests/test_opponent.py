@@ -435,3 +435,15 @@ def test_distinct_boards_gives_skipped_games_no_row():
     assert len(table.source) == sum(len(networks) * k for networks, k in table.blocks)
     everything_skipped = t.distinct_boards(board_numbers, 9, skip=np.ones_like(board_numbers, dtype=bool))
     assert everything_skipped.blocks == [] and len(everything_skipped.source) == 0
+
+
+def test_play_protocol_batch_when_one_network_has_finished_every_game_before_x_fourth_move():
+    """Network 0 (seed 75) loses or wins every game by ply 5 when O follows its rules: at X's fourth turn
+    it has no board to evaluate, and the other network alone must be evaluated with its own weights."""
+    early = t.random_network(np.random.default_rng(75))
+    uniforms = np.full((2, 32, 4), 0.5)  # O always follows its rules
+    assert max(len(t.play_game(t.network_player(early), uniforms[0, g], game=g)[1]) for g in range(32)) <= 6
+    other = t.random_network(np.random.default_rng(76))
+    batched = t.play_protocol_batch(t.stack_networks([early, other]), uniforms)
+    for i, net in enumerate((early, other)):
+        assert t.play_protocol(t.network_player(net), uniforms[i]).tolist() == batched[i].tolist()

@@ -1070,6 +1070,17 @@ def empty_board_negated_sums(flat: Population) -> np.ndarray:
     return np.concatenate([flat.hidden_bias, np.full((flat.shape[0], 1), -BIAS_UNIT_SUM)], axis=1)
 
 
+def take_rows(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``table[rows]`` for a 2-D float table, gathered as whole rows (chapter 3; used by the engine).
+
+    numpy's ``take`` copies a row of ``m`` numbers faster as one ``8 m``-byte item than as ``m`` numbers,
+    so the rows are viewed as single opaque items (``np.void``) for the gather and viewed back after.
+    """
+    table = np.ascontiguousarray(table)
+    items = table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel()
+    return np.take(items, rows).view(table.dtype).reshape(len(rows), table.shape[1])
+
+
 def _batch_network_moves(negated_pre, index, output_weights, penalty=None) -> np.ndarray:
     """X's moves in the batched engine, from hidden pre-activations with their sign flipped (chapter 3).
 
@@ -1136,14 +1147,17 @@ class BoardTable:
     Attributes
     ----------
     game_row : (n, games)
-        The table row of each game's board.
+        The table row of each game's board; ``len(source)``, one past the last row, for a skipped game.
     source : (rows,)
         One game (its flat position ``i * games + g``) on each row's board.
+    network : (rows,)
+        The network of each row.
     blocks : list of (networks, k)
     """
 
     game_row: np.ndarray
     source: np.ndarray
+    network: np.ndarray
     blocks: list[tuple[np.ndarray, int]]
 
 
@@ -1167,21 +1181,27 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
     """Group each network's games by board (chapter 3; used by the engine).
 
     ``board_numbers`` has shape ``(n, games)``: numbers up to ``size`` from :func:`x_turn_numbers`, equal
-    for games on the same board. Games where ``skip`` is true get no row, and their ``game_row`` is
-    meaningless (the engine skips finished games, which all have the number ``size``).
+    for games on the same board. Games where ``skip`` is true get no row (the engine skips finished
+    games, which all have the number ``size``).
     """
     n, games = board_numbers.shape
-    positions = np.arange(n * games)
-    key = (np.arange(n)[:, None] * (size + 1) + board_numbers).ravel()
-    # Scatter then gather: every game with the same key reads back the position one of them wrote.
-    representative = np.empty(n * (size + 1), dtype=np.int32)  # positions fit: n * games < 2**31
-    representative[key] = positions
-    representative = representative[key]
-    speaks = representative == positions  # the one game per board whose position was read back
+    if games > 127:
+        raise ValueError(f"distinct_boards handles at most 127 games per network; got {games}")
+    # Scatter then gather, in a table with a slice of size + 1 entries per network: every game on the
+    # same board reads back the game number (within its network, one byte) that one of them wrote.
+    key = (np.arange(0, n * (size + 1), size + 1)[:, None] + board_numbers).ravel()
+    game = np.tile(np.arange(games, dtype=np.int8), n)
+    written = np.empty(n * (size + 1), dtype=np.int8)
+    written[key] = game
+    first = np.take(written, key)
+    speaks = first == game  # the one game per board whose number was read back
     if skip is not None:
         speaks &= ~skip.ravel()
-    count = np.cumsum(speaks.reshape(n, games), axis=1)  # count[i, g]: such games of network i up to g
-    counts = count[:, -1]
+    # Running count of such games over the whole batch (one flat cumsum): the rows of network i are
+    # numbered by how many speaking games come before, counted from the network's start.
+    running = np.cumsum(speaks)
+    ends = running[games - 1 :: games]
+    counts = np.diff(ends, prepend=0)
     # Networks without rows form a block of size 0.
     sizes = np.array([0, *block_sizes(counts[counts > 0])] if counts.any() else [0])
     block = np.searchsorted(sizes, counts)
@@ -1189,16 +1209,22 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
     k = sizes[block]
     row_start = np.empty(n, dtype=np.int64)
     row_start[order] = np.cumsum(k[order]) - k[order]
-    source = np.repeat(order * games, k[order])  # padding rows: the network's first game
-    chosen = np.flatnonzero(speaks)
-    row_of = np.empty(n * games, dtype=np.int64)
-    row_of[chosen] = row_start[chosen // games] + count.ravel()[chosen] - 1  # the row of each such game
-    source[row_of[chosen]] = chosen
-    game_row = row_of[representative].reshape(n, games)
+    # The row of a speaking game: its network's first row, plus the speaking games before it in the network.
+    offset = row_start - (ends - counts) - 1
+    representative = (np.arange(0, n * games, games)[:, None] + first.reshape(n, games)).ravel()
+    game_row = offset[:, None] + np.take(running, representative).reshape(n, games)
+    rows = int(k.sum())
+    if skip is not None:
+        np.putmask(game_row, skip, rows)
+    # Padding rows: the network's first game. Then every game writes its position on its row (games on
+    # the same board write to the same row, and any of them will do); skipped games write one past the end.
+    source = np.empty(rows + 1, dtype=np.int64)
+    source[:rows] = np.repeat(order * games, k[order])
+    source[game_row.ravel()] = np.arange(n * games)
     members = np.bincount(block, minlength=len(sizes))
     blocks = [(networks, k) for networks, k in zip(np.split(order, np.cumsum(members)[:-1]), sizes, strict=True)
               if len(networks) and k]  # fmt: skip
-    return BoardTable(game_row, source, blocks)
+    return BoardTable(game_row, source[:rows], np.repeat(order, k[order]), blocks)
 
 
 def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
@@ -1233,14 +1259,15 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     explore, pick = split_uniform(
         np.ascontiguousarray(np.moveaxis(u[:, :, first_random:], 2, 0)), rules.random_move_probability
     )
+    explore = explore.astype(np.int64)  # 0 or 1, the row offset in the table of choices (no bool-int mixing)
     tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
     numbers, sizes = x_turn_numbers()
     penalties = x_turn_penalties()
     input_columns, output_weights = engine_weights(flat)
 
-    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, network: np.ndarray):
-        """X's move on each row of ``table`` (boards numbered for ``turn``, rows of ``network``): index step,
-        and the negated sums after it.
+    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable):
+        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, and the negated
+        sums after it.
 
         After X's fourth move (turn 3) no network move follows, so the sums are not needed.
         """
@@ -1254,15 +1281,15 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
             start = rows.stop
         moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
         if turn == 3:
-            return POWERS_OF_3[moves], None
-        return POWERS_OF_3[moves], negated - np.take(input_columns, 9 * network + moves, axis=0)
+            return np.take(POWERS_OF_3, moves), None
+        return np.take(POWERS_OF_3, moves), negated - take_rows(input_columns, 9 * table.network + moves)
 
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
     # that turn's BoardTable. Per table row: X's step, and the hidden sums after X's move, negated
     # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
     index = np.zeros((n, 1), dtype=np.int64)
-    table = BoardTable(np.arange(n)[:, None], np.arange(n), [(np.arange(n), 1)])
-    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table, np.arange(n))
+    table = BoardTable(np.arange(n)[:, None], np.arange(n), np.arange(n), [(np.arange(n), 1)])
+    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table)
     game_row = table.game_row
     index += board_steps[:, None]
     for ply in range(1, 9):
@@ -1279,24 +1306,23 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
             index += np.take(steps.o_steps, o_position)
         elif ply < 8:  # X, the network, once on each distinct board
             turn = ply // 2
-            board = numbers[turn][index]
+            board = np.take(numbers[turn], index)
             finished = board == sizes[turn] if turn == 3 else None  # no game ends before X's third move
             if ply == 2 and index.shape[1] == 8:  # cycled first replies: a network's 8 boards all differ
-                table = BoardTable(np.arange(8 * n).reshape(n, 8), np.arange(8 * n), [(np.arange(n), 8)])
-            else:
+                every = np.arange(8 * n)
+                table = BoardTable(every.reshape(n, 8), every, np.repeat(np.arange(n), 8), [(np.arange(n), 8)])
+            else:  # finished games (turn 3) get no row: their game_row is one past the last row
                 table = distinct_boards(board, sizes[turn], skip=finished)
-            network = table.source // index.shape[1]  # the network of each row
-            negated = np.take(after_x, np.take(game_row, table.source), axis=0)  # the board X faced last
+            negated = take_rows(after_x, np.take(game_row, table.source))  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
-            negated += np.take(input_columns, 9 * network + o_squares, axis=0)
-            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table, network)
-            game_row = table.game_row
+            negated += take_rows(input_columns, 9 * table.network + o_squares)
+            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table)
             if finished is not None:  # finished games point at an extra row whose step is 0
                 board_steps = np.append(board_steps, 0)
-                game_row = np.where(finished, len(board_steps) - 1, game_row)
+            game_row = table.game_row
             index += np.take(board_steps, game_row)
         else:  # X's last move: one empty square left
-            index += steps.last_x_steps[index]
+            index += np.take(steps.last_x_steps, index)
     return tables.winner[index].reshape(*batch, GAMES_PER_EVALUATION)
 
 

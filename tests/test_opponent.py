@@ -365,6 +365,7 @@ def test_distinct_boards_groups_games_by_board():
     # every game sits on a row whose board is its own, and rows never mix networks
     assert np.array_equal(flat[table.source[table.game_row]], board_numbers)
     assert np.array_equal(table.source[table.game_row] // games, np.repeat(np.arange(n), games).reshape(n, games))
+    assert np.array_equal(table.network, table.source // games)  # each row's network
     # blocks cover the table in order; each network has k rows, its distinct boards first, then padding
     start, seen = 0, []
     for networks, k in table.blocks:
@@ -433,8 +434,22 @@ def test_distinct_boards_gives_skipped_games_no_row():
     live = board_numbers != 9
     assert np.array_equal(board_numbers.ravel()[table.source[table.game_row[live]]], board_numbers[live])
     assert len(table.source) == sum(len(networks) * k for networks, k in table.blocks)
+    assert np.all(table.game_row[~live] == len(table.source))  # skipped games: one past the last row
     everything_skipped = t.distinct_boards(board_numbers, 9, skip=np.ones_like(board_numbers, dtype=bool))
     assert everything_skipped.blocks == [] and len(everything_skipped.source) == 0
+
+
+def test_distinct_boards_rejects_more_games_than_a_byte_can_number():
+    with pytest.raises(ValueError, match="at most 127 games"):
+        t.distinct_boards(np.zeros((2, 128), dtype=np.int64), 5)
+
+
+def test_take_rows_gathers_whole_rows():
+    rng = np.random.default_rng(72)
+    table = rng.standard_normal((50, 11))
+    rows = rng.integers(0, 50, 200)
+    assert np.array_equal(t.take_rows(table, rows), table[rows])
+    assert np.array_equal(t.take_rows(table[:, :7], rows[:3]), table[rows[:3], :7])  # a non-contiguous table
 
 
 def test_play_protocol_batch_when_one_network_has_finished_every_game_before_x_fourth_move():

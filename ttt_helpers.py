@@ -1227,11 +1227,113 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
     return BoardTable(game_row, source[:rows], np.repeat(order, k[order]), blocks)
 
 
-def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, input_columns: np.ndarray,
+            output_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """X's move on each row of ``table`` in the batched engine: the index step, and the negated sums after it.
+
+    ``negated`` holds the rows' sums (``b - W x``) and ``board`` their boards, numbered for X's ``turn``
+    (:func:`x_turn_numbers`); the weights are those of :func:`engine_weights`. After X's fourth move
+    (turn 3) no network move follows, so the sums are not needed (``None``).
+    """
+    moves, start = [], 0
+    for networks, k in table.blocks:  # one batched evaluation per block of networks
+        rows = slice(start, start + len(networks) * k)
+        moves.append(_batch_network_moves(
+            negated[rows].reshape(len(networks), k, ENGINE_UNITS), board[rows].reshape(len(networks), k),
+            output_weights if len(networks) == len(output_weights) else output_weights[networks],
+            x_turn_penalties()[turn],
+        ).ravel())  # fmt: skip
+        start = rows.stop
+    moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
+    if turn == 3:
+        return np.take(POWERS_OF_3, moves), None
+    return np.take(POWERS_OF_3, moves), negated - take_rows(input_columns, 9 * table.network + moves)
+
+
+def _first_x_moves(flat: Population, input_columns: np.ndarray, output_weights: np.ndarray):
+    """X's first move on the empty board, for each network of a flat population (chapter 3).
+
+    Returns the boards after it, shape ``(n, 1)``, and the negated sums on them, shape ``(n, 11)``.
+    """
+    n = flat.shape[0]
+    every = np.arange(n)
+    table = BoardTable(every[:, None], every, every, [(every, 1)])
+    empty_board = np.full(n, x_turn_numbers()[0][0, 0])  # the empty board's number at turn 0
+    steps, after_x = _x_turn(empty_board_negated_sums(flat), empty_board, 0, table, input_columns, output_weights)
+    return steps[:, None], after_x
+
+
+@dataclass(frozen=True)
+class Openings:
+    """How each network's games begin when the rule base cycles its first reply (chapter 3; explained in chapter 9).
+
+    The first three plies of the protocol use no random number: X's first move, O's reply on the
+    ``g``-th square X left empty in games ``g``, ``g + 8``, ``g + 16`` and ``g + 24``, and X's second move.
+    So they are the same every time a network is scored, and a network that survives as a parent can
+    keep them instead of playing them again (:func:`generation_step`).
+
+    Attributes
+    ----------
+    boards : B + (8,)
+        The base-3 board after X's second move, one per first reply ``g``.
+    negated_sums : B + (8, 11)
+        The hidden sums on those boards with their sign flipped (``b - W x``), in the engine's layout.
+    """
+
+    boards: np.ndarray
+    negated_sums: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The batch shape ``B``."""
+        return self.boards.shape[:-1]
+
+    def take(self, index: np.ndarray) -> Openings:
+        """The openings of the networks at ``index`` (shape ``B[:-1] + (k,)``), as :func:`take_networks`."""
+        rows = batch_rows(self.shape, index)
+        return Openings(np.take(self.boards.reshape(-1, 8), rows, axis=0),
+                        np.take(self.negated_sums.reshape(-1, 8, ENGINE_UNITS), rows, axis=0))  # fmt: skip
+
+
+def concatenate_openings(parts: Sequence[Openings]) -> Openings:
+    """Join openings along the network axis, the last batch axis (chapter 3)."""
+    return Openings(np.concatenate([p.boards for p in parts], axis=-2),
+                    np.concatenate([p.negated_sums for p in parts], axis=-3))  # fmt: skip
+
+
+def protocol_openings(population: Population) -> Openings:
+    """Play the first three plies of every network's games under cycled first replies (chapter 3).
+
+    The same arithmetic as :func:`play_protocol_batch`, which calls it unless it is given the openings.
+    """
+    flat = population.reshape(-1)
+    n = flat.shape[0]
+    input_columns, output_weights = engine_weights(flat)
+    index, after_x = _first_x_moves(flat, input_columns, output_weights)
+    # O: game g's first reply is X's g-th empty square, entry g of the board's empty-squares row.
+    o_position = 9 * (2 * index + 1) + np.arange(8)
+    o_squares = np.take(engine_steps().o_squares, o_position)
+    index = index + np.take(engine_steps().o_steps, o_position)
+    # X: the eight boards of a network all differ, so each is a row of the table.
+    every = np.arange(8 * n)
+    network = every // 8
+    table = BoardTable(every.reshape(n, 8), every, network, [(np.arange(n), 8)])
+    negated = after_x[:, None, :] + take_rows(input_columns, 9 * network + o_squares.ravel()).reshape(n, 8, -1)
+    steps, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
+                             1, table, input_columns, output_weights)  # fmt: skip
+    index += steps.reshape(n, 8)
+    return Openings(index.reshape(population.shape + (8,)), after_x.reshape(population.shape + (8, ENGINE_UNITS)))
+
+
+def play_protocol_batch(
+    population: Population, uniforms: np.ndarray, rules: OpponentRules = PAPER_RULES, openings: Openings | None = None
+) -> np.ndarray:
     """Play the 32-game protocol for every network of a population at once (chapter 3; explained in chapter 9).
 
     ``population`` has batch shape ``B`` and ``uniforms`` shape ``B + (32, 4)``: the same numbers
     :func:`play_protocol` takes for each network. Returns the results (+1, -1, 0), shape ``B + (32,)``.
+    With cycled first replies, ``openings`` (:func:`protocol_openings` of the same population) saves
+    playing the first three plies again.
 
     All games advance together, one ply at a time, and every step is an array operation:
 
@@ -1252,71 +1354,53 @@ def play_protocol_batch(population: Population, uniforms: np.ndarray, rules: Opp
     expected = batch + (GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
     if np.shape(uniforms) != expected:
         raise ValueError(f"uniforms must have shape {expected} (networks, games, O moves); got {np.shape(uniforms)}")
+    cycle = rules.first_reply == "cycle"
+    if openings is not None and not cycle:
+        raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
+    if openings is not None and openings.negated_sums.shape != batch + (8, ENGINE_UNITS):
+        raise ValueError(f"openings must have batch shape {batch} (one per network); got {openings.shape}")
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
     # For every O move that uses its number (a cycled first reply does not): the 10% coin and the fresh
     # pick, each O move's numbers contiguous, shape (moves, n, 32).
-    first_random = 1 if rules.first_reply == "cycle" else 0
+    first_random = 1 if cycle else 0
     explore, pick = split_uniform(
         np.ascontiguousarray(np.moveaxis(u[:, :, first_random:], 2, 0)), rules.random_move_probability
     )
     explore = explore.astype(np.int64)  # 0 or 1, the row offset in the table of choices (no bool-int mixing)
     tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
     numbers, sizes = x_turn_numbers()
-    penalties = x_turn_penalties()
     input_columns, output_weights = engine_weights(flat)
 
-    def x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable):
-        """X's move on each row of ``table`` (boards numbered for ``turn``): index step, and the negated
-        sums after it.
-
-        After X's fourth move (turn 3) no network move follows, so the sums are not needed.
-        """
-        moves, start = [], 0
-        for networks, k in table.blocks:  # one batched evaluation per block of networks
-            rows = slice(start, start + len(networks) * k)
-            moves.append(_batch_network_moves(
-                negated[rows].reshape(len(networks), k, ENGINE_UNITS), board[rows].reshape(len(networks), k),
-                output_weights if len(networks) == n else output_weights[networks], penalties[turn],
-            ).ravel())  # fmt: skip
-            start = rows.stop
-        moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
-        if turn == 3:
-            return np.take(POWERS_OF_3, moves), None
-        return np.take(POWERS_OF_3, moves), negated - take_rows(input_columns, 9 * table.network + moves)
-
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
-    # that turn's BoardTable. Per table row: X's step, and the hidden sums after X's move, negated
-    # (b - W x; see _batch_network_moves). Ply 0: one game per network, on the empty board.
-    index = np.zeros((n, 1), dtype=np.int64)
-    table = BoardTable(np.arange(n)[:, None], np.arange(n), np.arange(n), [(np.arange(n), 1)])
-    board_steps, after_x = x_turn(empty_board_negated_sums(flat), numbers[0][index.ravel()], 0, table)
-    game_row = table.game_row
-    index += board_steps[:, None]
-    for ply in range(1, 9):
+    # that turn's BoardTable. Per table row: the hidden sums after X's move, negated (b - W x; see
+    # _batch_network_moves).
+    if cycle:  # the first three plies are the openings: 8 games per network, one row each
+        openings = protocol_openings(flat) if openings is None else openings
+        index = openings.boards.reshape(n, 8).copy()
+        after_x = openings.negated_sums.reshape(8 * n, ENGINE_UNITS)
+        game_row, first_ply = np.arange(8 * n).reshape(n, 8), 3
+    else:  # ply 0: one game per network, on the empty board
+        index, after_x = _first_x_moves(flat, input_columns, output_weights)
+        game_row, first_ply = np.arange(n)[:, None], 1
+    for ply in range(first_ply, 9):
         if ply % 2 == 1:  # O, the rule base
-            games = 8 if ply == 1 and rules.first_reply == "cycle" else GAMES_PER_EVALUATION
-            if games > index.shape[1]:  # copy each game's state to games // index.shape[1] games
-                reps = games // index.shape[1]
+            if index.shape[1] < GAMES_PER_EVALUATION:  # copy each game's state: game g continues game g % 8
+                reps = GAMES_PER_EVALUATION // index.shape[1]
                 index, game_row = np.tile(index, (1, reps)), np.tile(game_row, (1, reps))
-            if games == 8:  # with cycled first replies, game g's first reply is X's g-th empty square
-                o_position = 9 * (2 * index + 1) + np.arange(8)  # entry g of the empty-squares row
-            else:
-                move = ply // 2 - first_random
-                o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
+            move = ply // 2 - first_random
+            o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
             index += np.take(steps.o_steps, o_position)
         elif ply < 8:  # X, the network, once on each distinct board
             turn = ply // 2
             board = np.take(numbers[turn], index)
             finished = board == sizes[turn] if turn == 3 else None  # no game ends before X's third move
-            if ply == 2 and index.shape[1] == 8:  # cycled first replies: a network's 8 boards all differ
-                every = np.arange(8 * n)
-                table = BoardTable(every.reshape(n, 8), every, np.repeat(np.arange(n), 8), [(np.arange(n), 8)])
-            else:  # finished games (turn 3) get no row: their game_row is one past the last row
-                table = distinct_boards(board, sizes[turn], skip=finished)
+            # Finished games (turn 3) get no row: their game_row is one past the last row.
+            table = distinct_boards(board, sizes[turn], skip=finished)
             negated = take_rows(after_x, np.take(game_row, table.source))  # the board X faced last
             o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
             negated += take_rows(input_columns, 9 * table.network + o_squares)
-            board_steps, after_x = x_turn(negated, np.take(board, table.source), turn, table)
+            board_steps, after_x = _x_turn(negated, np.take(board, table.source), turn, table, input_columns,
+                                           output_weights)  # fmt: skip
             if finished is not None:  # finished games point at an extra row whose step is 0
                 board_steps = np.append(board_steps, 0)
             game_row = table.game_row
@@ -1605,14 +1689,21 @@ def survivors(points: np.ndarray, tie_keys: np.ndarray, keep: int) -> np.ndarray
     return np.lexsort((tie_keys, points), axis=-1)[..., ::-1][..., :keep]
 
 
+def batch_rows(batch: tuple[int, ...], index: np.ndarray) -> np.ndarray:
+    """Flat row numbers of the networks at ``index`` (shape ``batch[:-1] + (k,)``) in a batch ``batch`` (chapter 5).
+
+    Network ``j`` of population ``b`` is row ``b * n + j`` of the flattened batch (``n = batch[-1]``).
+    """
+    index = np.asarray(index)
+    if index.shape[:-1] != batch[:-1]:
+        raise ValueError(f"index must have shape {batch[:-1]} + (k,); got {index.shape}")
+    n = batch[-1]
+    return np.arange(0, index[..., 0].size * n, n).reshape(index.shape[:-1] + (1,)) + index
+
+
 def take_networks(population: Population, index: np.ndarray) -> Population:
     """The networks at ``index`` (shape ``batch + (k,)``) of each population in the batch (chapter 5)."""
-    index = np.asarray(index)
-    if index.shape[:-1] != population.shape[:-1]:
-        raise ValueError(f"index must have shape {population.shape[:-1]} + (k,); got {index.shape}")
-    # One flat gather per array: network j of population b is row b * n + j of the flattened batch.
-    n = population.shape[-1]
-    rows = np.arange(0, index[..., 0].size * n, n).reshape(index.shape[:-1] + (1,)) + index
+    rows = batch_rows(population.shape, index)  # one flat gather per array
     return Population(*(np.take(a, rows, axis=0) for a in population.reshape(-1).arrays()))
 
 
@@ -1682,6 +1773,8 @@ class GenerationResult:
         Indices (into parents + offspring) of the survivors, best first.
     scored : Population, batch ``B + (2P,)``
         The parents and offspring that were scored, in the order of ``scores``.
+    openings : Openings, batch ``B + (P,)``, or None
+        The survivors' :class:`Openings`, for the next step (None unless the first reply cycles).
     """
 
     parents: Population
@@ -1689,6 +1782,7 @@ class GenerationResult:
     points: np.ndarray
     chosen: np.ndarray
     scored: Population
+    openings: Openings | None = None
 
 
 def generation_step_readable(
@@ -1725,19 +1819,28 @@ def generation_step(
     rules: OpponentRules = PAPER_RULES,
     mutation: MutationSettings = PAPER_MUTATION,
     selection: SelectionSettings = PAPER_SELECTION,
+    openings: Openings | None = None,
 ) -> GenerationResult:
     """One generation of many trials at once: mutate, score, compare, select (chapter 5).
 
-    ``parents`` has batch shape ``B + (P,)`` and ``draws`` batch shape ``B``.
+    ``parents`` has batch shape ``B + (P,)`` and ``draws`` batch shape ``B``. With cycled first replies,
+    ``openings`` may hold the parents' :class:`Openings` from the previous step's result; only the
+    offspring's are then played (chapter 9). The result is the same either way.
     """
     P = parents.shape[-1]
     offspring = mutate_population(parents, draws.mutation, mutation)
     everyone = concatenate_populations([parents, offspring], axis=-1)
-    scores = game_payoffs(play_protocol_batch(everyone, draws.games, rules), selection.payoff).sum(axis=-1)
+    known = None
+    if rules.first_reply == "cycle":
+        known = concatenate_openings([openings if openings is not None else protocol_openings(parents),
+                                      protocol_openings(offspring)])  # fmt: skip
+    scores = game_payoffs(play_protocol_batch(everyone, draws.games, rules, known), selection.payoff).sum(axis=-1)
     opponents = pick_others_batch(2 * P, draws.comparisons)
     points = selection_points(scores, opponents, selection.ties_win)
     chosen = survivors(points, draws.ties, P)
-    return GenerationResult(take_networks(everyone, chosen), scores, points, chosen, everyone)
+    return GenerationResult(
+        take_networks(everyone, chosen), scores, points, chosen, everyone, None if known is None else known.take(chosen)
+    )
 
 
 # =====================================================================================================
@@ -1953,7 +2056,7 @@ def evolve(
     )  # fmt: skip
     best, mean, hidden = (np.empty((T, G)) for _ in range(3))
     leaders: list[Population] = []
-    steps = range(G)
+    steps, openings = range(G), None
     if progress:
         from tqdm import tqdm  # the text bar, which also reads well in a rendered page
 
@@ -1962,13 +2065,13 @@ def evolve(
     for g in steps:
         for t, rng in enumerate(rngs):
             draw_generation(rng, P, q, out=buffer[t])
-        step = generation_step(parents, buffer, config.rules, config.mutation, config.selection)
+        step = generation_step(parents, buffer, config.rules, config.mutation, config.selection, openings)
         best[:, g] = step.scores.max(axis=-1)
         mean[:, g] = step.scores.mean(axis=-1)
         hidden[:, g] = step.scored.hidden_count.mean(axis=-1)
         if record_best:  # the network with the best sampled score (the first of equals)
             leaders.append(take_networks(step.scored, step.scores.argmax(axis=-1)[:, None]))
-        parents = step.parents
+        parents, openings = step.parents, step.openings  # the survivors keep their openings
     final_points = np.take_along_axis(step.points, step.chosen, axis=-1)
     best_networks = concatenate_populations(leaders, axis=1) if record_best else None
     return EvolutionRun(

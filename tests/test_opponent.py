@@ -452,6 +452,47 @@ def test_take_rows_gathers_whole_rows():
     assert np.array_equal(t.take_rows(table[:, :7], rows[:3]), table[rows[:3], :7])  # a non-contiguous table
 
 
+def test_openings_are_the_first_three_plies_of_the_readable_games():
+    rng = np.random.default_rng(73)
+    population = t.random_population(rng, 12)
+    openings = t.protocol_openings(population)
+    assert openings.boards.shape == (12, 8) and openings.negated_sums.shape == (12, 8, t.ENGINE_UNITS)
+    uniforms = rng.random((12, 32, 4))
+    for i in range(12):
+        for g in range(32):
+            _, moves = t.play_game(t.network_player(population.network(i)), uniforms[i, g], game=g)
+            board = np.zeros(9, dtype=np.int8)
+            for square in moves[:3]:
+                board = t.play(board, square)
+            assert openings.boards[i, g % 8] == t.board_index(board)
+        net = population.network(i)
+        for g in range(8):  # the sums are b - W x on each board (up to the last bit)
+            x = t.network_input(t.board_tables().boards[openings.boards[i, g]])
+            expected = net.hidden_bias - net.hidden_weights @ x
+            assert np.allclose(openings.negated_sums[i, g, : net.hidden_count], expected, atol=1e-12)
+    results = t.play_protocol_batch(population, uniforms)
+    assert np.array_equal(t.play_protocol_batch(population, uniforms, openings=openings), results)
+    # openings have the population's batch shape, and join and select like networks
+    grid = t.protocol_openings(population.reshape(3, 4))
+    assert grid.shape == (3, 4) and np.array_equal(grid.boards.reshape(12, 8), openings.boards)
+    picked = grid.take(np.array([[3, 0], [1, 1], [2, 3]]))
+    assert np.array_equal(picked.boards[0], openings.boards[[3, 0]])
+    assert np.array_equal(picked.negated_sums[2], openings.negated_sums[[10, 11]])
+    halves = t.concatenate_openings([grid.take(np.tile([0, 1], (3, 1))), grid.take(np.tile([2, 3], (3, 1)))])
+    assert np.array_equal(halves.boards, grid.boards) and np.array_equal(halves.negated_sums, grid.negated_sums)
+
+
+def test_play_protocol_batch_rejects_unusable_openings():
+    rng = np.random.default_rng(74)
+    population = t.random_population(rng, 4)
+    uniforms = rng.random((4, 32, 4))
+    openings = t.protocol_openings(population)
+    with pytest.raises(ValueError, match="cycles its first reply"):
+        t.play_protocol_batch(population, uniforms, t.OpponentRules(first_reply="rules"), openings)
+    with pytest.raises(ValueError, match="one per network"):
+        t.play_protocol_batch(population, uniforms, openings=t.protocol_openings(population[:3]))
+
+
 def test_play_protocol_batch_when_one_network_has_finished_every_game_before_x_fourth_move():
     """Network 0 (seed 75) loses or wins every game by ply 5 when O follows its rules: at X's fourth turn
     it has no board to evaluate, and the other network alone must be evaluated with its own weights."""

@@ -177,6 +177,30 @@ def test_generation_step_on_several_trials_at_once():
             assert np.array_equal(a, b)
 
 
+
+def test_carried_openings_give_the_same_generations_and_are_the_survivors_own():
+    rng = np.random.default_rng(13)
+    parents = t.random_population(rng, 16).reshape(2, 8)
+    carried, openings = parents, None
+    for _ in range(4):
+        draws = t.draw_generation(rng, 8)
+        draws = t.GenerationDraws(
+            t.MutationDraws(np.stack([draws.mutation.noise] * 2), np.stack([draws.mutation.structure] * 2)),
+            np.stack([draws.games] * 2), np.stack([draws.comparisons] * 2), np.stack([draws.ties] * 2),
+        )  # fmt: skip
+        fresh = t.generation_step(carried, draws)  # openings played again
+        step = t.generation_step(carried, draws, openings=openings)
+        assert np.array_equal(fresh.scores, step.scores) and np.array_equal(fresh.chosen, step.chosen)
+        # the carried openings are exactly what the survivors would play
+        own = t.protocol_openings(step.parents)
+        assert step.openings.shape == (2, 8)
+        assert np.array_equal(step.openings.boards, own.boards)
+        assert np.array_equal(step.openings.negated_sums, own.negated_sums)
+        carried, openings = step.parents, step.openings
+    other_rules = t.OpponentRules(first_reply="rules")
+    assert t.generation_step(carried, draws, other_rules).openings is None  # no openings without cycled replies
+
+
 # --- settings validation ---------------------------------------------------------------------------------
 
 

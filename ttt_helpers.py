@@ -1093,7 +1093,8 @@ def _batch_network_moves(negated_pre, index, output_weights, penalty=None) -> np
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
     scores = hidden @ output_weights  # output pre-activations; sigmoid is increasing, so we skip it
-    scores += np.take(occupied_square_penalty() if penalty is None else penalty, index, axis=0)  # -inf if occupied
+    penalty = occupied_square_penalty() if penalty is None else penalty
+    scores += take_rows(penalty, index.ravel()).reshape(scores.shape)  # -inf on occupied squares
     return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
 
 
@@ -1628,10 +1629,12 @@ def game_payoffs(results: np.ndarray, payoff: Sequence[float] = PAPER_PAYOFF) ->
     """Turn game results (+1 X won, -1 O won, 0 draw) into payoffs (chapter 5)."""
     win, loss, draw = check_payoff(payoff)
     results = np.asarray(results)
-    outcome = results.astype(np.int64)
-    if outcome.size and (outcome.min() < -1 or outcome.max() > 1 or not np.array_equal(outcome, results)):
+    # Whole numbers (the engine's int8 results) need only a range check; other types must also be whole.
+    whole = results.dtype.kind in "iu"
+    outcome = results if whole else results.astype(np.int64)
+    if outcome.size and (outcome.min() < -1 or outcome.max() > 1 or not (whole or np.array_equal(outcome, results))):
         raise ValueError(f"results must be +1 (X won), -1 (O won) or 0 (draw); got values {np.unique(results)}")
-    return np.array([draw, win, loss])[outcome]  # a draw is entry 0, a win entry 1, a loss entry -1
+    return np.take([draw, win, loss], outcome)  # a draw is entry 0, a win entry 1, a loss entry -1
 
 
 def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
@@ -1663,9 +1666,10 @@ def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
     # Candidates of network i: 0..n-1 without i, i.e. j + (j >= i) for j in 0..n-2.
     others = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= i[:, None])
     flat, start = others.reshape(-1), np.arange(0, others.size, n - 1)  # row r starts at start[r]
+    # Pick k swaps position k with position k + floor(u * (n - 1 - k)): all the picks at once, then the swaps.
+    there_all = start[:, None] + np.arange(q) + uniform_index(rows, np.arange(n - 1, n - 1 - q, -1))
     for k in range(q):
-        j = k + uniform_index(rows[:, k], n - 1 - k)
-        here, there = start + k, start + j
+        here, there = start + k, there_all[:, k]
         flat[here], flat[there] = flat[there], flat[here]  # fancy indexing copies: a true swap
     return others[:, :q].reshape(*batch, n_rows, q)
 

@@ -1075,6 +1075,16 @@ def take_rows(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
     numpy's ``take`` copies a row of ``m`` numbers faster as one ``8 m``-byte item than as ``m`` numbers,
     so the rows are viewed as single opaque items (``np.void``) for the gather and viewed back after.
+
+    Parameters
+    ----------
+    table : (r, m)
+    rows : (k,)
+        Row numbers, one-dimensional.
+
+    Returns
+    -------
+    (k, m) array, a new copy.
     """
     table = np.ascontiguousarray(table)
     items = table.view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel()
@@ -1181,9 +1191,22 @@ def block_sizes(counts: np.ndarray) -> list[int]:
 def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | None = None) -> BoardTable:
     """Group each network's games by board (chapter 3; used by the engine).
 
-    ``board_numbers`` has shape ``(n, games)``: numbers up to ``size`` from :func:`x_turn_numbers`, equal
-    for games on the same board. Games where ``skip`` is true get no row (the engine skips finished
-    games, which all have the number ``size``).
+    Parameters
+    ----------
+    board_numbers : (n, games)
+        Numbers up to ``size`` from :func:`x_turn_numbers`, equal for games on the same board; at most
+        127 games per network (game numbers are stored in one byte).
+    size
+        The number of boards at this turn.
+    skip : (n, games), optional
+        Games that get no row; their ``game_row`` is ``len(source)``. It must be the same for all games on
+        a board (the engine skips finished games, which all have the number ``size``).
+
+    Returns
+    -------
+    BoardTable
+        Each row's source is the last game on its board: numpy's fancy assignment keeps the last of
+        repeated writes.
     """
     n, games = board_numbers.shape
     if games > 127:
@@ -1217,8 +1240,8 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
     rows = int(k.sum())
     if skip is not None:
         np.putmask(game_row, skip, rows)
-    # Padding rows: the network's first game. Then every game writes its position on its row (games on
-    # the same board write to the same row, and any of them will do); skipped games write one past the end.
+    # Padding rows: the network's first game. Then every game writes its position on its row: games on
+    # the same board write to the same row, and the last write stays. Skipped games write one past the end.
     source = np.empty(rows + 1, dtype=np.int64)
     source[:rows] = np.repeat(order * games, k[order])
     source[game_row.ravel()] = np.arange(n * games)
@@ -1251,7 +1274,9 @@ def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable
     return np.take(POWERS_OF_3, moves), negated - take_rows(input_columns, 9 * table.network + moves)
 
 
-def _first_x_moves(flat: Population, input_columns: np.ndarray, output_weights: np.ndarray):
+def _first_x_moves(
+    flat: Population, input_columns: np.ndarray, output_weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """X's first move on the empty board, for each network of a flat population (chapter 3).
 
     Returns the boards after it, shape ``(n, 1)``, and the negated sums on them, shape ``(n, 11)``.
@@ -1306,12 +1331,21 @@ def protocol_openings(population: Population) -> Openings:
     """Play the first three plies of every network's games under cycled first replies (chapter 3).
 
     The same arithmetic as :func:`play_protocol_batch`, which calls it unless it is given the openings.
+
+    Parameters
+    ----------
+    population : Population with batch shape ``B``
+
+    Returns
+    -------
+    Openings with batch shape ``B``
     """
     flat = population.reshape(-1)
     n = flat.shape[0]
     input_columns, output_weights = engine_weights(flat)
     index, after_x = _first_x_moves(flat, input_columns, output_weights)
-    # O: game g's first reply is X's g-th empty square, entry g of the board's empty-squares row.
+    # O: game g's first reply is X's g-th empty square, entry g of the board's empty-squares row (those
+    # rows do not depend on the reading of rule (d), so the default tables serve every reading).
     o_position = 9 * (2 * index + 1) + np.arange(8)
     o_squares = np.take(engine_steps().o_squares, o_position)
     index = index + np.take(engine_steps().o_steps, o_position)
@@ -1319,7 +1353,8 @@ def protocol_openings(population: Population) -> Openings:
     every = np.arange(8 * n)
     network = every // 8
     table = BoardTable(every.reshape(n, 8), every, network, [(np.arange(n), 8)])
-    negated = after_x[:, None, :] + take_rows(input_columns, 9 * network + o_squares.ravel()).reshape(n, 8, -1)
+    o_columns = take_rows(input_columns, 9 * network + o_squares.ravel()).reshape(n, 8, ENGINE_UNITS)
+    negated = after_x[:, None, :] + o_columns  # the board after X's first move, plus O's reply
     steps, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
                              1, table, input_columns, output_weights)  # fmt: skip
     index += steps.reshape(n, 8)
@@ -1341,9 +1376,12 @@ def play_protocol_batch(
     * a game is its base-3 board index, and a move adds ``digit * 3**square`` to it. O's moves and X's
       last move are read from tables (:func:`engine_steps`) that give 0 once the game is over; a finished
       game skips X's other turns. So finished games stand still;
-    * at each X turn a network's unfinished games are grouped by board (:func:`distinct_boards`) and the
-      network is evaluated once per distinct board: the rule base often answers alike, so 32 games share
-      far fewer boards; networks with similar numbers of boards are evaluated together, in blocks;
+    * with cycled first replies, the first three plies are each network's :class:`Openings`: eight
+      boards, one evaluation each;
+    * at X's later turns (all its turns if the first reply is random) a network's unfinished games are
+      grouped by board (:func:`distinct_boards`) and the network is evaluated once per distinct board:
+      the rule base often answers alike, so 32 games share far fewer boards; networks with similar
+      numbers of boards are evaluated together, in blocks;
     * a board's hidden sums ``W x - b`` are those of the board X faced at its previous turn, plus the
       input-weight column of X's move, minus that of O's reply: row gathers instead of matrix products.
       (They are stored negated, ``b - W x``, so the code subtracts X's column and adds O's.);
@@ -1358,7 +1396,8 @@ def play_protocol_batch(
     cycle = rules.first_reply == "cycle"
     if openings is not None and not cycle:
         raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
-    if openings is not None and openings.negated_sums.shape != batch + (8, ENGINE_UNITS):
+    if openings is not None and (openings.boards.shape != batch + (8,)
+                                 or openings.negated_sums.shape != batch + (8, ENGINE_UNITS)):
         raise ValueError(f"openings must have batch shape {batch} (one per network); got {openings.shape}")
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
     # For every O move that uses its number (a cycled first reply does not): the 10% coin and the fresh
@@ -1385,7 +1424,7 @@ def play_protocol_batch(
         game_row, first_ply = np.arange(n)[:, None], 1
     for ply in range(first_ply, 9):
         if ply % 2 == 1:  # O, the rule base
-            if index.shape[1] < GAMES_PER_EVALUATION:  # copy each game's state: game g continues game g % 8
+            if index.shape[1] < GAMES_PER_EVALUATION:  # copy each game's state: game g continues game g % width
                 reps = GAMES_PER_EVALUATION // index.shape[1]
                 index, game_row = np.tile(index, (1, reps)), np.tile(game_row, (1, reps))
             move = ply // 2 - first_random
@@ -1835,6 +1874,8 @@ def generation_step(
     offspring = mutate_population(parents, draws.mutation, mutation)
     everyone = concatenate_populations([parents, offspring], axis=-1)
     known = None
+    if openings is not None and rules.first_reply != "cycle":
+        raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
     if rules.first_reply == "cycle":
         known = concatenate_openings([openings if openings is not None else protocol_openings(parents),
                                       protocol_openings(offspring)])  # fmt: skip
@@ -2035,7 +2076,7 @@ def evolve(
         from concurrent.futures import ProcessPoolExecutor
 
         # Build the engine's lookup tables before forking, so that all processes share one copy of them.
-        engine_steps(config.rules.rule_d_lines), x_turn_penalties()
+        engine_steps(config.rules.rule_d_lines), engine_steps(), x_turn_penalties()
 
         chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
         # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.

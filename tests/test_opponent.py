@@ -482,6 +482,13 @@ def test_openings_are_the_first_three_plies_of_the_readable_games():
     assert np.array_equal(halves.boards, grid.boards) and np.array_equal(halves.negated_sums, grid.negated_sums)
 
 
+def test_play_protocol_batch_on_an_empty_population():
+    empty = t.random_population(np.random.default_rng(75), 3)[:0]
+    for rules in (t.PAPER_RULES, t.OpponentRules(first_reply="rules")):
+        assert t.play_protocol_batch(empty, np.zeros((0, 32, 4)), rules).shape == (0, 32)
+    assert t.protocol_openings(empty).shape == (0,)
+
+
 def test_play_protocol_batch_rejects_unusable_openings():
     rng = np.random.default_rng(74)
     population = t.random_population(rng, 4)

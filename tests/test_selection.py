@@ -177,7 +177,6 @@ def test_generation_step_on_several_trials_at_once():
             assert np.array_equal(a, b)
 
 
-
 def test_carried_openings_give_the_same_generations_and_are_the_survivors_own():
     rng = np.random.default_rng(13)
     parents = t.random_population(rng, 16).reshape(2, 8)
@@ -199,6 +198,8 @@ def test_carried_openings_give_the_same_generations_and_are_the_survivors_own():
         carried, openings = step.parents, step.openings
     other_rules = t.OpponentRules(first_reply="rules")
     assert t.generation_step(carried, draws, other_rules).openings is None  # no openings without cycled replies
+    with pytest.raises(ValueError, match="cycles its first reply"):
+        t.generation_step(carried, draws, other_rules, openings=openings)
 
 
 # --- settings validation ---------------------------------------------------------------------------------

@@ -1341,24 +1341,31 @@ def protocol_openings(population: Population) -> Openings:
     Openings with batch shape ``B``
     """
     flat = population.reshape(-1)
+    openings = _flat_openings(flat, *engine_weights(flat))
+    return Openings(openings.boards.reshape(population.shape + (8,)),
+                    openings.negated_sums.reshape(population.shape + (8, ENGINE_UNITS)))  # fmt: skip
+
+
+def _flat_openings(flat: Population, input_columns: np.ndarray, output_weights: np.ndarray) -> Openings:
+    """:func:`protocol_openings` of a flat population whose weights are already laid out (:func:`engine_weights`)."""
     n = flat.shape[0]
-    input_columns, output_weights = engine_weights(flat)
+    steps = engine_steps()
     index, after_x = _first_x_moves(flat, input_columns, output_weights)
     # O: game g's first reply is X's g-th empty square, entry g of the board's empty-squares row (those
     # rows do not depend on the reading of rule (d), so the default tables serve every reading).
     o_position = 9 * (2 * index + 1) + np.arange(8)
-    o_squares = np.take(engine_steps().o_squares, o_position)
-    index = index + np.take(engine_steps().o_steps, o_position)
+    o_squares = np.take(steps.o_squares, o_position)
+    index = index + np.take(steps.o_steps, o_position)
     # X: the eight boards of a network all differ, so each is a row of the table.
     every = np.arange(8 * n)
     network = every // 8
     table = BoardTable(every.reshape(n, 8), every, network, [(np.arange(n), 8)])
     o_columns = take_rows(input_columns, 9 * network + o_squares.ravel()).reshape(n, 8, ENGINE_UNITS)
     negated = after_x[:, None, :] + o_columns  # the board after X's first move, plus O's reply
-    steps, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
-                             1, table, input_columns, output_weights)  # fmt: skip
-    index += steps.reshape(n, 8)
-    return Openings(index.reshape(population.shape + (8,)), after_x.reshape(population.shape + (8, ENGINE_UNITS)))
+    x_steps, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
+                               1, table, input_columns, output_weights)  # fmt: skip
+    index += x_steps.reshape(n, 8)
+    return Openings(index, after_x.reshape(n, 8, ENGINE_UNITS))
 
 
 def play_protocol_batch(
@@ -1415,7 +1422,7 @@ def play_protocol_batch(
     # that turn's BoardTable. Per table row: the hidden sums after X's move, negated (b - W x; see
     # _batch_network_moves).
     if cycle:  # the first three plies are the openings: 8 games per network, one row each
-        openings = protocol_openings(flat) if openings is None else openings
+        openings = _flat_openings(flat, input_columns, output_weights) if openings is None else openings
         index = openings.boards.reshape(n, 8).copy()
         after_x = openings.negated_sums.reshape(8 * n, ENGINE_UNITS)
         game_row, first_ply = np.arange(8 * n).reshape(n, 8), 3

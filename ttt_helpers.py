@@ -1147,6 +1147,59 @@ def x_turn_penalties() -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
+class Endgame:
+    """What X's fourth move decides, for every board X can face at that turn (chapter 3; explained in chapter 9).
+
+    After X's fourth move at most two squares are empty, so the rule base's last move depends on its
+    number only through two bits: whether it moves at random, and whether the fresh pick is at least 1/2
+    (``floor(2 v)``; with one candidate the pick does not matter). Call ``2 * coin + (v >= 1/2)`` the
+    game's *class* (0 to 3). Board and class then fix the result of each square X may choose, and X's
+    last move is forced.
+
+    Attributes
+    ----------
+    outcome : (sizes[3] + 1, 4, 10) int8
+        ``outcome[b, c, s]``: the result (+1, -1, 0) of the game on board number ``b`` (:func:`x_turn_numbers`,
+        turn 3) of class ``c`` if X plays the empty square ``s``; entry 9 holds the result when every
+        square gives the same one. Occupied squares, and the last row (finished games), hold 0.
+    matters : (sizes[3] + 1, 4) bool
+        Whether X's choice changes the result; False on the last row.
+    """
+
+    outcome: np.ndarray
+    matters: np.ndarray
+
+
+@cache
+def endgame(rule_d_lines: str = "own") -> Endgame:
+    """Build (once per reading of rule (d)) the :class:`Endgame` table (chapter 3)."""
+    tables, steps = board_tables(), engine_steps(rule_d_lines)
+    numbers, sizes = x_turn_numbers()
+    faced = np.flatnonzero(numbers[3] < sizes[3])[np.argsort(numbers[3][numbers[3] < sizes[3]])]  # by number
+    outcome = np.zeros((sizes[3] + 1, 4, 10), dtype=np.int8)
+    empty = tables.empty[faced]  # (boards, 9)
+    for c in range(4):
+        heads, high = c // 2, c % 2
+        for s in range(9):
+            after_x = faced + np.where(empty[:, s], POWERS_OF_3[s], 0)  # occupied squares: any valid board
+            # O's last move: entry floor(2 v), at most count - 1, of its row of choices (as choice_positions).
+            row = 2 * after_x + heads
+            position = 9 * row + np.minimum(high, steps.o_counts[row] - 1)
+            after_o = after_x + steps.o_steps[position]  # 0 if X has just won
+            final = after_o + steps.last_x_steps[after_o]  # 0 if the game is already over
+            outcome[:-1, c, s] = np.where(empty[:, s], tables.winner[final], 0)
+    results = np.where(empty[:, None, :], outcome[:-1, :, :9], 2)  # 2 marks occupied squares
+    low = np.where(results == 2, 1, results).min(axis=-1)
+    high_result = np.where(results == 2, -1, results).max(axis=-1)
+    matters = np.zeros((sizes[3] + 1, 4), dtype=bool)
+    matters[:-1] = low != high_result
+    outcome[:-1, :, 9] = np.where(matters[:-1], 0, low)
+    for array in (outcome, matters):
+        array.flags.writeable = False
+    return Endgame(outcome, matters)
+
+
+@dataclass(frozen=True)
 class BoardTable:
     """Each network's games grouped by board, for one X turn of the batched engine (chapter 3).
 
@@ -1253,7 +1306,7 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
 
 def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, input_columns: np.ndarray,
             output_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """X's move on each row of ``table`` in the batched engine: the index step, and the negated sums after it.
+    """X's move on each row of ``table`` in the batched engine: the square, and the negated sums after it.
 
     ``negated`` holds the rows' sums (``b - W x``) and ``board`` their boards, numbered for X's ``turn``
     (:func:`x_turn_numbers`); the weights are those of :func:`engine_weights`. After X's fourth move
@@ -1270,8 +1323,8 @@ def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable
         start = rows.stop
     moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
     if turn == 3:
-        return np.take(POWERS_OF_3, moves), None
-    return np.take(POWERS_OF_3, moves), negated - take_rows(input_columns, 9 * table.network + moves)
+        return moves, None
+    return moves, negated - take_rows(input_columns, 9 * table.network + moves)
 
 
 def _first_x_moves(
@@ -1285,8 +1338,8 @@ def _first_x_moves(
     every = np.arange(n)
     table = BoardTable(every[:, None], every, every, [(every, 1)])
     empty_board = np.full(n, x_turn_numbers()[0][0, 0])  # the empty board's number at turn 0
-    steps, after_x = _x_turn(empty_board_negated_sums(flat), empty_board, 0, table, input_columns, output_weights)
-    return steps[:, None], after_x
+    moves, after_x = _x_turn(empty_board_negated_sums(flat), empty_board, 0, table, input_columns, output_weights)
+    return np.take(POWERS_OF_3, moves)[:, None], after_x
 
 
 @dataclass(frozen=True)
@@ -1362,9 +1415,9 @@ def _flat_openings(flat: Population, input_columns: np.ndarray, output_weights: 
     table = BoardTable(every.reshape(n, 8), every, network, [(np.arange(n), 8)])
     o_columns = take_rows(input_columns, 9 * network + o_squares.ravel()).reshape(n, 8, ENGINE_UNITS)
     negated = after_x[:, None, :] + o_columns  # the board after X's first move, plus O's reply
-    x_steps, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
+    x_moves, after_x = _x_turn(negated.reshape(8 * n, ENGINE_UNITS), np.take(x_turn_numbers()[0][1], index).ravel(),
                                1, table, input_columns, output_weights)  # fmt: skip
-    index += x_steps.reshape(n, 8)
+    index += np.take(POWERS_OF_3, x_moves).reshape(n, 8)
     return Openings(index, after_x.reshape(n, 8, ENGINE_UNITS))
 
 
@@ -1414,7 +1467,7 @@ def play_protocol_batch(
         np.ascontiguousarray(np.moveaxis(u[:, :, first_random:], 2, 0)), rules.random_move_probability
     )
     explore = explore.astype(np.int64)  # 0 or 1, the row offset in the table of choices (no bool-int mixing)
-    tables, steps = board_tables(), engine_steps(rules.rule_d_lines)
+    tables, steps, last_move = board_tables(), engine_steps(rules.rule_d_lines), endgame(rules.rule_d_lines)
     numbers, sizes = x_turn_numbers()
     input_columns, output_weights = engine_weights(flat)
 
@@ -1429,7 +1482,7 @@ def play_protocol_batch(
     else:  # ply 0: one game per network, on the empty board
         index, after_x = _first_x_moves(flat, input_columns, output_weights)
         game_row, first_ply = np.arange(n)[:, None], 1
-    for ply in range(first_ply, 9):
+    for ply in range(first_ply, 7):
         if ply % 2 == 1:  # O, the rule base
             if index.shape[1] < GAMES_PER_EVALUATION:  # copy each game's state: game g continues game g % width
                 reps = GAMES_PER_EVALUATION // index.shape[1]
@@ -1437,24 +1490,32 @@ def play_protocol_batch(
             move = ply // 2 - first_random
             o_position = choice_positions(index, explore[move], pick[move], steps.o_counts)
             index += np.take(steps.o_steps, o_position)
-        elif ply < 8:  # X, the network, once on each distinct board
-            turn = ply // 2
-            board = np.take(numbers[turn], index)
-            finished = board == sizes[turn] if turn == 3 else None  # no game ends before X's third move
-            # Finished games (turn 3) get no row: their game_row is one past the last row.
-            table = distinct_boards(board, sizes[turn], skip=finished)
-            negated = take_rows(after_x, np.take(game_row, table.source))  # the board X faced last
-            o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
-            negated += take_rows(input_columns, 9 * table.network + o_squares)
-            board_steps, after_x = _x_turn(negated, np.take(board, table.source), turn, table, input_columns,
-                                           output_weights)  # fmt: skip
-            if finished is not None:  # finished games point at an extra row whose step is 0
-                board_steps = np.append(board_steps, 0)
-            game_row = table.game_row
-            index += np.take(board_steps, game_row)
-        else:  # X's last move: one empty square left
-            index += np.take(steps.last_x_steps, index)
-    return tables.winner[index].reshape(*batch, GAMES_PER_EVALUATION)
+            continue
+        # X, the network, once on each distinct board
+        turn = ply // 2
+        board = np.take(numbers[turn], index)
+        skip = None  # no game ends before X's third move
+        if turn == 3:  # X's fourth move decides the game, given the class of O's last number (see Endgame)
+            finished = board == sizes[turn]
+            last = OPPONENT_MOVES_PER_GAME - 1 - first_random
+            key = 4 * board + (2 * explore[last] + (pick[last] >= 0.5))  # board and class
+            # Games whose result X's choice cannot change join the finished ones: no row, board number sizes[3].
+            skip = ~np.take(last_move.matters, key)
+            np.putmask(board, skip, sizes[turn])
+        # Skipped games get no row: their game_row is one past the last row.
+        table = distinct_boards(board, sizes[turn], skip=skip)
+        negated = take_rows(after_x, np.take(game_row, table.source))  # the board X faced last
+        o_squares = np.take(steps.o_squares, np.take(o_position, table.source))
+        negated += take_rows(input_columns, 9 * table.network + o_squares)
+        x_moves, after_x = _x_turn(negated, np.take(board, table.source), turn, table, input_columns, output_weights)
+        game_row = table.game_row
+        if turn < 3:
+            index += np.take(POWERS_OF_3, np.take(x_moves, game_row))
+    # Skipped games read entry 9 of their row of outcomes; finished ones keep their winner.
+    square = np.take(np.append(x_moves, 9), game_row)
+    results = np.take(last_move.outcome, 10 * key + square)
+    np.copyto(results, np.take(tables.winner, index), where=finished)
+    return results.reshape(*batch, GAMES_PER_EVALUATION)
 
 
 # =====================================================================================================

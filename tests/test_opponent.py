@@ -510,3 +510,34 @@ def test_play_protocol_batch_when_one_network_has_finished_every_game_before_x_f
     batched = t.play_protocol_batch(t.stack_networks([early, other]), uniforms)
     for i, net in enumerate((early, other)):
         assert t.play_protocol(t.network_player(net), uniforms[i]).tolist() == batched[i].tolist()
+
+
+@pytest.mark.parametrize("rule_d", ["own", "opponent"])
+def test_endgame_outcomes_are_the_results_of_the_readable_game(rule_d):
+    """Every entry of the table against the readable rule base: X's fourth move, O's last move, X's forced move."""
+    rules = t.OpponentRules(rule_d_lines=rule_d)
+    tables, last_move = t.board_tables(), t.endgame(rule_d)
+    numbers, sizes = t.x_turn_numbers()
+    assert last_move.outcome.shape == (sizes[3] + 1, 4, 10) and last_move.matters.shape == (sizes[3] + 1, 4)
+    # One number u of each class: (coin, pick below 1/2) -> u, through split_uniform's rescaling with p = 0.1.
+    class_u = {0: 0.1 + 0.9 * 0.25, 1: 0.1 + 0.9 * 0.75, 2: 0.1 * 0.25, 3: 0.1 * 0.75}
+    rng = np.random.default_rng(80)
+    faced = np.flatnonzero(numbers[3] < sizes[3])
+    for index in rng.choice(faced, size=150, replace=False):
+        b = numbers[3][index]
+        for c, u in class_u.items():
+            results = {}
+            for s in t.legal_moves(tables.boards[index]):
+                board = t.play(tables.boards[index], s)
+                if not t.is_game_over(board):
+                    board = t.play(board, t.near_perfect_move_given(board, u, rules))
+                if not t.is_game_over(board):
+                    board = t.play(board, t.legal_moves(board)[0])
+                results[s] = t.winner(board)
+                assert last_move.outcome[b, c, s] == results[s]
+            assert last_move.matters[b, c] == (len(set(results.values())) > 1)
+            if not last_move.matters[b, c]:
+                assert last_move.outcome[b, c, 9] == next(iter(results.values()))
+    assert not last_move.matters[-1].any()
+    # X's choice matters on some boards and not on others, in every class
+    assert last_move.matters[:-1].any(axis=0).all() and (~last_move.matters[:-1]).any(axis=0).all()

@@ -1639,42 +1639,70 @@ def mutate_network(parent: Network, draws: MutationDraws, settings: MutationSett
     return Network(hw, hb, ow, ob)
 
 
+@cache
+def used_parameters() -> np.ndarray:
+    """Which of the 199 padded parameters a network with H hidden nodes uses: row H of an (11, 199) table (chapter 4).
+
+    The columns follow the noise order of :class:`MutationDraws`; the output biases are always used.
+    """
+    size, slot = np.arange(MAX_HIDDEN + 1)[:, None], np.arange(MAX_HIDDEN)
+    table = np.concatenate(
+        [np.repeat(slot, 9) < size, slot < size, np.tile(slot, 9) < size, np.ones((MAX_HIDDEN + 1, 9), dtype=bool)],
+        axis=1,
+    )
+    table.flags.writeable = False
+    return table
+
+
+@cache
+def deletion_gathers() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """How deleting hidden node ``d`` moves the hidden weights, hidden biases and output weights (chapter 4).
+
+    For each of the three arrays, flattened per network: ``source[d, p]``, the position that position ``p``
+    takes its number from (slot ``k`` takes slot ``k`` before node ``d`` and slot ``k + 1`` from it on),
+    and ``used[H, p]``, 1.0 where a network with ``H`` nodes uses position ``p`` and 0.0 elsewhere.
+    """
+    slot, column = np.arange(MAX_HIDDEN), np.arange(9)
+    source = np.minimum(slot + (slot >= slot[:, None]), MAX_HIDDEN - 1)  # (deleted node, slot)
+    used = (slot < np.arange(MAX_HIDDEN + 1)[:, None]).astype(float)  # (H, slot)
+    gathers = (
+        ((9 * source[:, :, None] + column).reshape(MAX_HIDDEN, -1), np.repeat(used, 9, axis=1)),  # (10, 9) per network
+        (source, used),  # (10,)
+        ((MAX_HIDDEN * column[:, None] + source[:, None, :]).reshape(MAX_HIDDEN, -1), np.tile(used, 9)),  # (9, 10)
+    )
+    for array in (a for pair in gathers for a in pair):
+        array.flags.writeable = False
+    return gathers
+
+
 def mutate_population(
     parents: Population, draws: MutationDraws, settings: MutationSettings = PAPER_MUTATION
 ) -> Population:
     """Mutation of a whole padded population at once; bit for bit what :func:`mutate_network` does (chapter 4).
 
-    Noise is added to used slots only (``z * sigma * mask``). A deletion is a gather: slot ``k`` takes
-    slot ``k + 1`` from the deleted node on, which is ``np.delete`` for every network in one call.
+    Noise is added to used parameters only: it is multiplied by sigma where :func:`used_parameters` marks
+    a parameter as used and by 0 elsewhere. A deletion is a gather over the shrinking networks only
+    (:func:`deletion_gathers`), which is ``np.delete`` for all of them in one ``np.take`` per array.
     """
     sigma = settings.sigma
-    z_hw, z_hb, z_ow, z_ob = draws.noise_parts()
-    spread = sigma * hidden_slot_mask(parents.hidden_count)  # sigma on used slots, 0 elsewhere
-    hw = parents.hidden_weights + z_hw * spread[..., :, None]
-    hb = parents.hidden_bias + z_hb * spread
-    ow = parents.output_weights + z_ow * spread[..., None, :]
-    ob = parents.output_bias + sigma * z_ob
+    scale = np.take(np.where(used_parameters(), sigma, 0.0), parents.hidden_count, axis=0)  # B + (199,)
+    z_hw, z_hb, z_ow, z_ob = MutationDraws(draws.noise * scale, draws.structure).noise_parts()
+    hw = parents.hidden_weights + z_hw
+    hb = parents.hidden_bias + z_hb
+    ow = parents.output_weights + z_ow
+    ob = parents.output_bias + z_ob
     grow, shrink, doomed = structure_decisions(
         parents.hidden_count, draws.structure, settings.structure_change_probability
     )
     hidden_count = parents.hidden_count + grow - shrink
-    # A new node is slot H, which is already all zeros: growing only changes the count. A deletion is a
-    # gather over the shrinking networks only: slot k takes slot k + 1 from the deleted node on.
+    # A new node is slot H, which is already all zeros: growing only changes the count.
     rows = np.flatnonzero(shrink.ravel())
     if rows.size:
-        batch = parents.shape
-        hw, hb, ow = hw.reshape(-1, MAX_HIDDEN, 9), hb.reshape(-1, MAX_HIDDEN), ow.reshape(-1, 9, MAX_HIDDEN)
-        slot = np.arange(MAX_HIDDEN)
-        source = np.minimum(slot + (slot >= doomed.ravel()[rows, None]), MAX_HIDDEN - 1)  # (rows, 10)
-        keep = hidden_slot_mask(hidden_count.ravel()[rows])
-        hw[rows] = np.take_along_axis(hw[rows], source[:, :, None], axis=1) * keep[:, :, None]
-        hb[rows] = np.take_along_axis(hb[rows], source, axis=1) * keep
-        ow[rows] = np.take_along_axis(ow[rows], source[:, None, :], axis=2) * keep[:, None, :]
-        hw, hb, ow = (
-            hw.reshape(*batch, MAX_HIDDEN, 9),
-            hb.reshape(*batch, MAX_HIDDEN),
-            ow.reshape(*batch, 9, MAX_HIDDEN),
-        )
+        deleted, left = doomed.ravel()[rows], hidden_count.ravel()[rows]
+        for weights, (source, used) in zip((hw, hb, ow), deletion_gathers(), strict=True):
+            table = weights.reshape(shrink.size, -1)  # a view: the sums above are new, contiguous arrays
+            width = table.shape[1]
+            table[rows] = np.take(table, width * rows[:, None] + source[deleted]) * used[left]
     return Population(hw, hb, ow, ob, hidden_count)
 
 
@@ -1759,6 +1787,18 @@ def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
     return others[: len(u)]
 
 
+@cache
+def other_networks(n: int) -> np.ndarray:
+    """Row ``i`` lists the networks other than ``i`` among ``n``, in increasing order: shape ``(n, n - 1)`` (chapter 5).
+
+    The starting lists of :func:`pick_others_batch`, in the smallest integer type that holds them.
+    """
+    j = np.arange(n - 1)
+    table = (j[None, :] + (j[None, :] >= np.arange(n)[:, None])).astype(np.int16 if n <= 2**15 else np.int64)
+    table.flags.writeable = False
+    return table
+
+
 def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
     """:func:`pick_others` for every network of every population at once (chapter 5).
 
@@ -1769,9 +1809,7 @@ def pick_others_batch(n: int, u: np.ndarray) -> np.ndarray:
     if q > n - 1:
         raise ValueError(f"comparisons must be at most population size - 1 = {n - 1}; got {q}")
     rows = u.reshape(-1, q)
-    i = np.tile(np.arange(n), rows.shape[0] // n)
-    # Candidates of network i: 0..n-1 without i, i.e. j + (j >= i) for j in 0..n-2.
-    others = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= i[:, None])
+    others = np.tile(other_networks(n), (rows.shape[0] // n, 1))  # a fresh copy per population
     flat, start = others.reshape(-1), np.arange(0, others.size, n - 1)  # row r starts at start[r]
     # Pick k swaps position k with position k + floor(u * (n - 1 - k)): all the picks at once, then the swaps.
     there_all = start[:, None] + np.arange(q) + uniform_index(rows, np.arange(n - 1, n - 1 - q, -1))

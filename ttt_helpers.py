@@ -1769,7 +1769,7 @@ def game_payoffs(results: np.ndarray, payoff: Sequence[float] = PAPER_PAYOFF) ->
     outcome = results if whole else results.astype(np.int64)
     if outcome.size and (outcome.min() < -1 or outcome.max() > 1 or not (whole or np.array_equal(outcome, results))):
         raise ValueError(f"results must be +1 (X won), -1 (O won) or 0 (draw); got values {np.unique(results)}")
-    return np.take([draw, win, loss], outcome)  # a draw is entry 0, a win entry 1, a loss entry -1
+    return np.array([draw, win, loss])[outcome]  # a draw is entry 0, a win entry 1, a loss entry -1
 
 
 def pick_others(i: int, n: int, u: np.ndarray) -> list[int]:
@@ -1824,7 +1824,10 @@ def selection_points(scores: np.ndarray, opponents: np.ndarray, ties_win: bool =
 
     ``scores`` has shape ``batch + (n,)`` and ``opponents`` ``batch + (n, q)`` (indices into the same population).
     """
-    theirs = np.take_along_axis(scores[..., None, :], opponents, axis=-1)  # (..., n, q)
+    n = scores.shape[-1]
+    # One flat gather: population b's network j is number b * n + j of the flattened scores.
+    first = np.arange(0, scores.size, n).reshape(scores.shape[:-1] + (1, 1))
+    theirs = np.take(scores, first + opponents)  # (..., n, q)
     beaten = scores[..., :, None] >= theirs if ties_win else scores[..., :, None] > theirs
     return beaten.sum(axis=-1)
 

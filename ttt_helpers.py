@@ -1433,9 +1433,9 @@ def play_protocol_batch(
 
     All games advance together, one ply at a time, and every step is an array operation:
 
-    * a game is its base-3 board index, and a move adds ``digit * 3**square`` to it. O's moves and X's
-      last move are read from tables (:func:`engine_steps`) that give 0 once the game is over; a finished
-      game skips X's other turns. So finished games stand still;
+    * a game is its base-3 board index, and a move adds ``digit * 3**square`` to it. O's moves are read
+      from tables (:func:`engine_steps`) that give 0 once the game is over, and a finished game skips
+      X's turns. So finished games stand still;
     * with cycled first replies, the first three plies are each network's :class:`Openings`: eight
       boards, one evaluation each;
     * at X's later turns (all its turns if the first reply is random) a network's unfinished games are
@@ -1445,7 +1445,10 @@ def play_protocol_batch(
     * a board's hidden sums ``W x - b`` are those of the board X faced at its previous turn, plus the
       input-weight column of X's move, minus that of O's reply: row gathers instead of matrix products.
       (They are stored negated, ``b - W x``, so the code subtracts X's column and adds O's.);
-    * X's last move (one empty square left) needs no network at all.
+    * X's fourth move decides the game: with at most two squares left, O's last number matters only
+      through two bits, and the :func:`endgame` table gives the result of each square X may choose.
+      Games where every square gives the same result need no evaluation; O's last move and X's last,
+      forced move are never played out.
     """
     batch = population.shape
     flat = population.reshape(-1)
@@ -1510,7 +1513,7 @@ def play_protocol_batch(
         x_moves, after_x = _x_turn(negated, np.take(board, table.source), turn, table, input_columns, output_weights)
         game_row = table.game_row
         if turn < 3:
-            index += np.take(POWERS_OF_3, np.take(x_moves, game_row))
+            index += np.take(np.take(POWERS_OF_3, x_moves), game_row)  # each row's step, then each game's
     # Skipped games read entry 9 of their row of outcomes; finished ones keep their winner.
     square = np.take(np.append(x_moves, 9), game_row)
     results = np.take(last_move.outcome, 10 * key + square)

@@ -1278,7 +1278,7 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
         speaks &= ~skip.ravel()
     # Running count of such games over the whole batch (one flat cumsum): the rows of network i are
     # numbered by how many speaking games come before, counted from the network's start.
-    running = np.cumsum(speaks)
+    running = np.cumsum(speaks, dtype=np.int32)  # int32: numpy sums booleans into int64 far more slowly
     ends = running[games - 1 :: games]
     counts = np.diff(ends, prepend=0)
     # Networks without rows form a block of size 0.

@@ -1177,7 +1177,7 @@ def endgame(rule_d_lines: str = "own") -> Endgame:
     """Build (once per reading of rule (d)) the :class:`Endgame` table (chapter 3)."""
     tables, steps = board_tables(), engine_steps(rule_d_lines)
     numbers, sizes = x_turn_numbers()
-    faced = np.flatnonzero(numbers[3] < sizes[3])[np.argsort(numbers[3][numbers[3] < sizes[3]])]  # by number
+    faced = np.flatnonzero(numbers[3] < sizes[3])  # board indices; their numbers count up in this order
     outcome = np.zeros((sizes[3] + 1, 4, 10), dtype=np.int8)
     empty = tables.empty[faced]  # (boards, 9)
     for c in range(4):
@@ -1190,12 +1190,12 @@ def endgame(rule_d_lines: str = "own") -> Endgame:
             after_o = after_x + steps.o_steps[position]  # 0 if X has just won
             final = after_o + steps.last_x_steps[after_o]  # 0 if the game is already over
             outcome[:-1, c, s] = np.where(empty[:, s], tables.winner[final], 0)
-    results = np.where(empty[:, None, :], outcome[:-1, :, :9], 2)  # 2 marks occupied squares
-    low = np.where(results == 2, 1, results).min(axis=-1)
-    high_result = np.where(results == 2, -1, results).max(axis=-1)
+    # The worst and the best result over the empty squares (occupied ones are left out of each).
+    worst = np.where(empty[:, None, :], outcome[:-1, :, :9], 1).min(axis=-1)
+    best = np.where(empty[:, None, :], outcome[:-1, :, :9], -1).max(axis=-1)
     matters = np.zeros((sizes[3] + 1, 4), dtype=bool)
-    matters[:-1] = low != high_result
-    outcome[:-1, :, 9] = np.where(matters[:-1], 0, low)
+    matters[:-1] = worst != best
+    outcome[:-1, :, 9] = np.where(matters[:-1], 0, worst)
     for array in (outcome, matters):
         array.flags.writeable = False
     return Endgame(outcome, matters)

@@ -2217,6 +2217,7 @@ def evolve(
         MutationDraws(np.empty((T, P, N_WEIGHTS_PADDED)), np.empty((T, P, 3))),
         np.empty((T, n, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)), np.empty((T, n, q)), np.empty((T, n)),
     )  # fmt: skip
+    trial_buffers = [buffer[t] for t in range(T)]  # each trial's views into the stacked buffer
     best, mean, hidden = (np.empty((T, G)) for _ in range(3))
     leaders: list[Population] = []
     steps, openings = range(G), None
@@ -2226,8 +2227,8 @@ def evolve(
         label = progress if isinstance(progress, str) else f"{T} trials x {G} generations"
         steps = tqdm(steps, desc=label, unit="gen", file=sys.stderr, mininterval=3.0)
     for g in steps:
-        for t, rng in enumerate(rngs):
-            draw_generation(rng, P, q, out=buffer[t])
+        for rng, trial_buffer in zip(rngs, trial_buffers, strict=True):
+            draw_generation(rng, P, q, out=trial_buffer)
         step = generation_step(parents, buffer, config.rules, config.mutation, config.selection, openings)
         best[:, g] = step.scores.max(axis=-1)
         mean[:, g] = step.scores.mean(axis=-1)

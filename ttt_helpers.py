@@ -2194,7 +2194,7 @@ def evolve(
         from concurrent.futures import ProcessPoolExecutor
 
         # Build the engine's lookup tables before forking, so that all processes share one copy of them.
-        engine_steps(config.rules.rule_d_lines), engine_steps(), x_turn_penalties()
+        engine_steps(config.rules.rule_d_lines), engine_steps(), x_turn_penalties(), endgame(config.rules.rule_d_lines)
 
         chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
         # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.

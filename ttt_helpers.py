@@ -1155,8 +1155,8 @@ class Endgame:
     After X's fourth move at most two squares are empty, so the rule base's last move depends on its
     number only through two bits: whether it moves at random, and whether the fresh pick is at least 1/2
     (``floor(2 v)``; with one candidate the pick does not matter). Call ``2 * coin + (v >= 1/2)`` the
-    game's *class* (0 to 3). Board and class then fix the result of each square X may choose, and X's
-    last move is forced.
+    game's *class* (0 to 3, :func:`endgame_class`). Board and class then fix the result of each square X
+    may choose, and X's last move is forced.
 
     Attributes
     ----------
@@ -1172,6 +1172,14 @@ class Endgame:
     matters: np.ndarray
 
 
+def endgame_class(coin: np.ndarray, pick: np.ndarray) -> np.ndarray:
+    """The class (0 to 3) of O's last number: ``2 * coin + (pick >= 1/2)``, from :func:`split_uniform` (chapter 3).
+
+    ``coin`` is 1 (or True) where O moves at random. See :class:`Endgame`.
+    """
+    return 2 * coin + (pick >= 0.5)
+
+
 @cache
 def endgame(rule_d_lines: str = "own") -> Endgame:
     """Build (once per reading of rule (d)) the :class:`Endgame` table (chapter 3)."""
@@ -1180,13 +1188,13 @@ def endgame(rule_d_lines: str = "own") -> Endgame:
     faced = np.flatnonzero(numbers[3] < sizes[3])  # board indices; their numbers count up in this order
     outcome = np.zeros((sizes[3] + 1, 4, 10), dtype=np.int8)
     empty = tables.empty[faced]  # (boards, 9)
+    # A pick of 1/4 or 3/4 stands for its class: with at most two choices, floor(v * count) is the same
+    # for every pick in the same half.
     for c in range(4):
-        heads, high = c // 2, c % 2
+        coin, pick = c // 2, (0.25, 0.75)[c % 2]  # the inverse of endgame_class
         for s in range(9):
             after_x = faced + np.where(empty[:, s], POWERS_OF_3[s], 0)  # occupied squares: any valid board
-            # O's last move: entry floor(2 v), at most count - 1, of its row of choices (as choice_positions).
-            row = 2 * after_x + heads
-            position = 9 * row + np.minimum(high, steps.o_counts[row] - 1)
+            position = choice_positions(after_x, coin, pick, steps.o_counts)
             after_o = after_x + steps.o_steps[position]  # 0 if X has just won
             final = after_o + steps.last_x_steps[after_o]  # 0 if the game is already over
             outcome[:-1, c, s] = np.where(empty[:, s], tables.winner[final], 0)
@@ -1376,6 +1384,12 @@ class Openings:
                         np.take(self.negated_sums.reshape(-1, 8, ENGINE_UNITS), rows, axis=0))  # fmt: skip
 
 
+def check_openings_apply(rules: OpponentRules, openings: Openings | None) -> None:
+    """Raise ``ValueError`` if ``openings`` are given but the rule base does not cycle its first reply (chapter 3)."""
+    if openings is not None and rules.first_reply != "cycle":
+        raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
+
+
 def concatenate_openings(parts: Sequence[Openings]) -> Openings:
     """Join openings along the network axis, the last batch axis (chapter 3)."""
     return Openings(np.concatenate([p.boards for p in parts], axis=-2),
@@ -1459,8 +1473,7 @@ def play_protocol_batch(
     if np.shape(uniforms) != expected:
         raise ValueError(f"uniforms must have shape {expected} (networks, games, O moves); got {np.shape(uniforms)}")
     cycle = rules.first_reply == "cycle"
-    if openings is not None and not cycle:
-        raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
+    check_openings_apply(rules, openings)
     if openings is not None and (openings.boards.shape != batch + (8,)
                                  or openings.negated_sums.shape != batch + (8, ENGINE_UNITS)):
         raise ValueError(f"openings must have batch shape {batch} (one per network); got {openings.shape}")
@@ -1505,7 +1518,7 @@ def play_protocol_batch(
         if turn == 3:  # X's fourth move decides the game, given the class of O's last number (see Endgame)
             finished = board == sizes[turn]
             last = OPPONENT_MOVES_PER_GAME - 1 - first_random
-            key = 4 * board + (2 * explore[last] + (pick[last] >= 0.5))  # board and class
+            key = 4 * board + endgame_class(explore[last], pick[last])
             # Games whose result X's choice cannot change join the finished ones: no row, board number sizes[3].
             skip = ~np.take(last_move.matters, key, mode="clip")
             np.putmask(board, skip, sizes[turn])
@@ -1833,10 +1846,9 @@ def selection_points(scores: np.ndarray, opponents: np.ndarray, ties_win: bool =
 
     ``scores`` has shape ``batch + (n,)`` and ``opponents`` ``batch + (n, q)`` (indices into the same population).
     """
-    n = scores.shape[-1]
-    # One flat gather: population b's network j is number b * n + j of the flattened scores.
-    first = np.arange(0, scores.size, n).reshape(scores.shape[:-1] + (1, 1))
-    theirs = np.take(scores, first + opponents)  # (..., n, q)
+    # One flat gather over all populations (batch_rows numbers them in the flattened scores).
+    rows = batch_rows(scores.shape, opponents.reshape(*scores.shape[:-1], -1))
+    theirs = np.take(scores, rows).reshape(opponents.shape)  # (..., n, q)
     beaten = scores[..., :, None] >= theirs if ties_win else scores[..., :, None] > theirs
     return beaten.sum(axis=-1)
 
@@ -1992,8 +2004,7 @@ def generation_step(
     offspring = mutate_population(parents, draws.mutation, mutation)
     everyone = concatenate_populations([parents, offspring], axis=-1)
     known = None
-    if openings is not None and rules.first_reply != "cycle":
-        raise ValueError("openings apply only when the rule base cycles its first reply (first_reply='cycle')")
+    check_openings_apply(rules, openings)
     if rules.first_reply == "cycle":
         known = concatenate_openings([openings if openings is not None else protocol_openings(parents),
                                       protocol_openings(offspring)])  # fmt: skip

@@ -521,6 +521,7 @@ def test_endgame_outcomes_are_the_results_of_the_readable_game(rule_d):
     assert last_move.outcome.shape == (sizes[3] + 1, 4, 10) and last_move.matters.shape == (sizes[3] + 1, 4)
     # One number u of each class: (coin, pick below 1/2) -> u, through split_uniform's rescaling with p = 0.1.
     class_u = {0: 0.1 + 0.9 * 0.25, 1: 0.1 + 0.9 * 0.75, 2: 0.1 * 0.25, 3: 0.1 * 0.75}
+    assert all(t.endgame_class(*t.split_uniform(u, 0.1)) == c for c, u in class_u.items())
     rng = np.random.default_rng(80)
     faced = np.flatnonzero(numbers[3] < sizes[3])
     for index in rng.choice(faced, size=150, replace=False):

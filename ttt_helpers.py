@@ -987,14 +987,6 @@ def near_perfect_moves(index: np.ndarray, u: np.ndarray, rules: OpponentRules = 
     return rule_tables.choices[choice_positions(np.asarray(index), explore, v, rule_tables.n_choices)]
 
 
-@cache
-def occupied_square_penalty() -> np.ndarray:
-    """A (19683, 9) table: 0 for empty squares, -inf for occupied ones, added before the argmax (chapter 3)."""
-    penalty = np.where(board_tables().empty, 0.0, -np.inf)
-    penalty.flags.writeable = False
-    return penalty
-
-
 @dataclass(frozen=True)
 class EngineSteps:
     """Moves as additions to the board index, for the batched engine (chapter 3).
@@ -1093,21 +1085,51 @@ def take_rows(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.take(items, rows, mode="clip").view(table.dtype).reshape(len(rows), table.shape[1])
 
 
-def _batch_network_moves(negated_pre, index, output_weights, penalty=None) -> np.ndarray:
-    """X's moves in the batched engine, from hidden pre-activations with their sign flipped (chapter 3).
+def first_best_squares(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The move of each row: the lowest of the empty squares with the highest score (chapter 3).
 
-    ``negated_pre`` (shape ``(n, k, 11)``) holds ``b - W x`` for ``k`` boards of each of ``n`` networks,
-    in the layout of :func:`engine_weights`; ``index`` (``(n, k)``) holds the boards, as rows of ``penalty``
-    (default: :func:`occupied_square_penalty`, by base-3 index).
+    Parameters
+    ----------
+    scores : (r, 9)
+        The nine output pre-activations of each row.
+    codes : (e, r) uint8
+        Each row's ``e`` empty squares, coded as :func:`x_turn_square_codes` does.
+
+    Returns
+    -------
+    (r,) uint8 squares.
+    """
+    # Only the e empty squares compete: gather their scores (row i's square s is entry 9 i + s of the
+    # flat scores). Occupied squares never enter, so they need no masking.
+    squares = codes & 15
+    candidates = np.take(scores.reshape(-1), squares + np.arange(0, scores.size, 9), mode="clip")  # (e, r)
+    # numpy's argmax along a short last axis works row by row, slowly; along the first axis the maximum is
+    # e fast passes. Among the candidates that reach it, the highest code is the lowest square.
+    best = candidates.max(axis=0)
+    return ((candidates == best) * codes).max(axis=0) & 15
+
+
+def _network_moves(negated: np.ndarray, codes: np.ndarray, blocks, output_weights: np.ndarray) -> np.ndarray:
+    """X's moves in the batched engine, from hidden sums with their sign flipped (chapter 3).
+
+    ``negated`` (shape ``(r, 11)``) holds ``b - W x`` for ``r`` boards, in the layout of
+    :func:`engine_weights`; ``codes`` their empty squares (:func:`x_turn_square_codes`). The rows come in
+    blocks (``blocks`` lists ``(networks, k)``, as :class:`BoardTable`): ``k`` rows for each network of the
+    block in turn, one batched matrix product per block.
     """
     # sigmoid(x) = 1 / (1 + exp(-x)): the sums arrive as -x, and the rest happens in place.
-    hidden = np.exp(negated_pre)
+    hidden = np.exp(negated)
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
-    scores = hidden @ output_weights  # output pre-activations; sigmoid is increasing, so we skip it
-    penalty = occupied_square_penalty() if penalty is None else penalty
-    scores += take_rows(penalty, index.ravel()).reshape(scores.shape)  # -inf on occupied squares
-    return scores.argmax(axis=-1)  # first maximum: ties go to the lowest square
+    scores = np.empty((len(negated), 9))  # output pre-activations; sigmoid is increasing, so we skip it
+    start = 0
+    for networks, k in blocks:
+        rows = slice(start, start + len(networks) * k)
+        weights = output_weights if len(networks) == len(output_weights) else output_weights[networks]
+        np.matmul(hidden[rows].reshape(len(networks), k, ENGINE_UNITS), weights,
+                  out=scores[rows].reshape(len(networks), k, 9))  # fmt: skip
+        start = rows.stop
+    return first_best_squares(scores, codes)
 
 
 @cache
@@ -1131,21 +1153,26 @@ def x_turn_numbers() -> tuple[np.ndarray, np.ndarray]:
 
 
 @cache
-def x_turn_penalties() -> list[np.ndarray]:
-    """:func:`occupied_square_penalty` by board number at each X turn: shape ``(sizes[t] + 1, 9)`` (chapter 3).
+def x_turn_square_codes() -> list[np.ndarray]:
+    """The empty squares of every board X can face, by turn, for :func:`first_best_squares` (chapter 3).
 
-    The same rows as the full table, for the numbered boards only (the last row, for every other board,
-    is all zeros), so the engine's lookups stay within a small table.
+    At X's turn ``t`` a board has ``e = 9 - 2 t`` empty squares. Table ``t`` has shape ``(e, sizes[t] + 1)``
+    (:func:`x_turn_numbers`): column ``b`` lists the empty squares ``s_0 < s_1 < ...`` of board number ``b``,
+    coded as ``16 * (e - j) + s_j`` in one byte. The low four bits are the square; the high ones rank the
+    squares, the lowest first. The last column, for every other board, lists squares 0 to ``e - 1``.
     """
+    tables = board_tables()
     numbers, sizes = x_turn_numbers()
-    penalties = []
+    codes = []
     for turn in range(4):
-        table = np.zeros((sizes[turn] + 1, 9))
-        numbered = numbers[turn] < sizes[turn]
-        table[numbers[turn][numbered]] = occupied_square_penalty()[numbered]
+        e = 9 - 2 * turn
+        squares = np.tile(np.arange(e), (sizes[turn] + 1, 1))
+        faced = numbers[turn] < sizes[turn]
+        squares[numbers[turn][faced]] = tables.empty_list[faced, :e]
+        table = np.ascontiguousarray((16 * (e - np.arange(e)) + squares).T.astype(np.uint8))
         table.flags.writeable = False
-        penalties.append(table)
-    return penalties
+        codes.append(table)
+    return codes
 
 
 @dataclass(frozen=True)
@@ -1322,16 +1349,8 @@ def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable
     (:func:`x_turn_numbers`); the weights are those of :func:`engine_weights`. After X's fourth move
     (turn 3) no network move follows, so the sums are not needed (``None``).
     """
-    moves, start = [], 0
-    for networks, k in table.blocks:  # one batched evaluation per block of networks
-        rows = slice(start, start + len(networks) * k)
-        moves.append(_batch_network_moves(
-            negated[rows].reshape(len(networks), k, ENGINE_UNITS), board[rows].reshape(len(networks), k),
-            output_weights if len(networks) == len(output_weights) else output_weights[networks],
-            x_turn_penalties()[turn],
-        ).ravel())  # fmt: skip
-        start = rows.stop
-    moves = np.concatenate(moves) if moves else np.zeros(0, dtype=np.int64)  # no rows: every game is over
+    codes = np.take(x_turn_square_codes()[turn], board, axis=1, mode="clip")
+    moves = _network_moves(negated, codes, table.blocks, output_weights)
     if turn == 3:
         return moves, None
     return moves, negated - take_rows(input_columns, 9 * table.network + moves)
@@ -1493,7 +1512,7 @@ def play_protocol_batch(
     # default mode, which checks each index so that it can raise, takes up to twice as long on small tables.
     # The games, shape (n, games): board index, and the row of the board X faced at its last turn in
     # that turn's BoardTable. Per table row: the hidden sums after X's move, negated (b - W x; see
-    # _batch_network_moves).
+    # _network_moves).
     if cycle:  # the first three plies are the openings: 8 games per network, one row each
         openings = _flat_openings(flat, input_columns, output_weights) if openings is None else openings
         index = openings.boards.reshape(n, 8).copy()
@@ -2205,7 +2224,8 @@ def evolve(
         from concurrent.futures import ProcessPoolExecutor
 
         # Build the engine's lookup tables before forking, so that all processes share one copy of them.
-        engine_steps(config.rules.rule_d_lines), engine_steps(), x_turn_penalties(), endgame(config.rules.rule_d_lines)
+        rule_d_lines = config.rules.rule_d_lines
+        engine_steps(rule_d_lines), engine_steps(), x_turn_square_codes(), endgame(rule_d_lines)
 
         chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
         # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.
@@ -2661,14 +2681,15 @@ def _exact_scores_flat(
     payoff_of = np.array([payoff[2], payoff[0], payoff[1]])  # indexed by winner: 0 draw, +1 X, -1 O (index -1)
     n = flat.shape[0]
     input_columns, output_weights = engine_weights(flat)
+    numbers = x_turn_numbers()[0]
     rows = np.arange(n) * 9
 
-    def x_moves(hidden_pre, index):  # the same computation as the batched engine's
-        shape = index.shape
-        moves = _batch_network_moves(
-            -hidden_pre.reshape(n, -1, ENGINE_UNITS), index.reshape(n, -1), output_weights
-        )  # fmt: skip
-        return moves.reshape(shape)
+    def x_moves(hidden_pre, index, turn):  # the same computation as the batched engine's
+        # Boards X does not face at this turn (in branches of weight 0) get squares 0 to e - 1.
+        codes = np.take(x_turn_square_codes()[turn], numbers[turn][index.ravel()], axis=1, mode="clip")
+        k = index[0].size
+        moves = _network_moves(-hidden_pre.reshape(-1, ENGINE_UNITS), codes, [(np.arange(n), k)], output_weights)
+        return moves.reshape(index.shape)
 
     def add_columns(hidden_pre, moves, sign):
         columns = np.take(input_columns, rows.reshape((n,) + (1,) * (moves.ndim - 1)) + moves, axis=0)
@@ -2677,7 +2698,7 @@ def _exact_scores_flat(
     # X's first move, on the empty board.
     index = np.zeros((n,), dtype=np.int64)
     hidden_pre = -empty_board_negated_sums(flat)
-    move = x_moves(hidden_pre[:, None, :], index[:, None])[:, 0]
+    move = x_moves(hidden_pre[:, None, :], index[:, None], 0)[:, 0]
     index = index + POWERS_OF_3[move]
     hidden_pre = add_columns(hidden_pre, move, X)
     weight = np.ones((n,))
@@ -2699,7 +2720,7 @@ def _exact_scores_flat(
                 if o_turn == 3:
                     move = tables.empty_list[index, 0].astype(np.int64)
                 else:
-                    move = x_moves(hidden_pre, index)
+                    move = x_moves(hidden_pre, index, o_turn + 1)
                 move = np.where(weight > 0, move, 0)
                 index = np.where(weight > 0, index + POWERS_OF_3[move], index)
                 if o_turn < 3:

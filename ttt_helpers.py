@@ -1193,10 +1193,14 @@ class Endgame:
         square gives the same one. Occupied squares, and the last row (finished games), hold 0.
     matters : (sizes[3] + 1, 4) bool
         Whether X's choice changes the result; False on the last row.
+    board_to_evaluate : (4 * (sizes[3] + 1),) int32
+        Entry ``4 b + c``: ``b`` if X's choice matters on board ``b`` in class ``c``, else ``sizes[3]``
+        (the number of boards that get no evaluation, see :func:`distinct_boards`).
     """
 
     outcome: np.ndarray
     matters: np.ndarray
+    board_to_evaluate: np.ndarray
 
 
 def endgame_class(coin: np.ndarray, pick: np.ndarray) -> np.ndarray:
@@ -1231,9 +1235,11 @@ def endgame(rule_d_lines: str = "own") -> Endgame:
     matters = np.zeros((sizes[3] + 1, 4), dtype=bool)
     matters[:-1] = worst != best
     outcome[:-1, :, 9] = np.where(matters[:-1], 0, worst)
-    for array in (outcome, matters):
+    board = np.arange(sizes[3] + 1, dtype=np.int32)[:, None]
+    board_to_evaluate = np.where(matters, board, np.int32(sizes[3])).ravel()
+    for array in (outcome, matters, board_to_evaluate):
         array.flags.writeable = False
-    return Endgame(outcome, matters)
+    return Endgame(outcome, matters, board_to_evaluate)
 
 
 @dataclass(frozen=True)
@@ -1278,19 +1284,17 @@ def block_sizes(counts: np.ndarray) -> list[int]:
     return sorted({int(a), int(b), most} - {0})
 
 
-def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | None = None) -> BoardTable:
+def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     """Group each network's games by board (chapter 3; used by the engine).
 
     Parameters
     ----------
     board_numbers : (n, games)
         Numbers up to ``size`` from :func:`x_turn_numbers`, equal for games on the same board; at most
-        127 games per network (game numbers are stored in one byte).
+        127 games per network (game numbers are stored in one byte). Games numbered ``size`` (finished
+        games, for instance) get no row: their ``game_row`` is ``len(source)``.
     size
         The number of boards at this turn.
-    skip : (n, games), optional
-        Games that get no row; their ``game_row`` is ``len(source)``. It must be the same for all games on
-        a board (the engine skips finished games, which all have the number ``size``).
 
     Returns
     -------
@@ -1303,14 +1307,14 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
         raise ValueError(f"distinct_boards handles at most 127 games per network; got {games}")
     # Scatter then gather, in a table with a slice of size + 1 entries per network: every game on the
     # same board reads back the game number (within its network, one byte) that one of them wrote.
-    key = (np.arange(0, n * (size + 1), size + 1)[:, None] + board_numbers).ravel()
+    slice_start = np.arange(0, n * (size + 1), size + 1)
+    key = (slice_start[:, None] + board_numbers).ravel()
     game = np.tile(np.arange(games, dtype=np.int8), n)
     written = np.empty(n * (size + 1), dtype=np.int8)
     written[key] = game
+    written[slice_start + size] = -1  # no game numbered `size` reads its own number back
     first = np.take(written, key, mode="clip")
     speaks = first == game  # the one game per board whose number was read back
-    if skip is not None:
-        speaks &= ~skip.ravel()
     # Running count of such games over the whole batch (one flat cumsum): the rows of network i are
     # numbered by how many speaking games come before, counted from the network's start.
     running = np.cumsum(speaks, dtype=np.int32)  # int32: numpy sums booleans into int64 far more slowly
@@ -1328,10 +1332,11 @@ def distinct_boards(board_numbers: np.ndarray, size: int, skip: np.ndarray | Non
     representative = (np.arange(0, n * games, games)[:, None] + first.reshape(n, games)).ravel()
     game_row = offset[:, None] + np.take(running, representative, mode="clip").reshape(n, games)
     rows = int(k.sum())
-    if skip is not None:
-        np.putmask(game_row, skip, rows)
+    # A game numbered `size` read -1: its row so far is below its network's first (or -1); make it one past
+    # the last row. (np.maximum takes one even pass; a masked write would branch on every game.)
+    np.maximum(game_row, (board_numbers == size) * rows, out=game_row)
     # Padding rows: the network's first game. Then every game writes its position on its row: games on
-    # the same board write to the same row, and the last write stays. Skipped games write one past the end.
+    # the same board write to the same row, and the last write stays. Games without a row write one past the end.
     source = np.empty(rows + 1, dtype=np.int64)
     source[:rows] = np.repeat(order * games, k[order])
     source[game_row.ravel()] = np.arange(n * games)
@@ -1533,16 +1538,14 @@ def play_protocol_batch(
         # X, the network, once on each distinct board
         turn = ply // 2
         board = np.take(numbers[turn], index, mode="clip")
-        skip = None  # no game ends before X's third move
         if turn == 3:  # X's fourth move decides the game, given the class of O's last number (see Endgame)
             finished = board == sizes[turn]
             last = OPPONENT_MOVES_PER_GAME - 1 - first_random
             key = 4 * board + endgame_class(explore[last], pick[last])
-            # Games whose result X's choice cannot change join the finished ones: no row, board number sizes[3].
-            skip = ~np.take(last_move.matters, key, mode="clip")
-            np.putmask(board, skip, sizes[turn])
-        # Skipped games get no row: their game_row is one past the last row.
-        table = distinct_boards(board, sizes[turn], skip=skip)
+            # Games whose result X's choice cannot change join the finished ones: board number sizes[3].
+            board = np.take(last_move.board_to_evaluate, key, mode="clip")
+        # Finished games (board number sizes[turn]) get no row: their game_row is one past the last row.
+        table = distinct_boards(board, sizes[turn])
         negated = take_rows(after_x, np.take(game_row, table.source, mode="clip"))  # the board X faced last
         o_squares = np.take(steps.o_squares, np.take(o_position, table.source, mode="clip"), mode="clip")
         negated += take_rows(input_columns, 9 * table.network + o_squares)

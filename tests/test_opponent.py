@@ -359,7 +359,7 @@ def test_x_turn_numbers_number_exactly_the_unfinished_boards_with_equal_marks():
 def test_distinct_boards_groups_games_by_board():
     rng = np.random.default_rng(70)
     n, games, size = 40, 32, 12
-    board_numbers = rng.integers(0, size + 1, (n, games)) * rng.integers(0, 2, (n, 1))  # some networks: 1 board
+    board_numbers = rng.integers(0, size, (n, games)) * rng.integers(0, 2, (n, 1))  # some networks: 1 board
     table = t.distinct_boards(board_numbers, size)
     flat = board_numbers.ravel()
     # every game sits on a row whose board is its own, and rows never mix networks
@@ -427,7 +427,7 @@ def test_the_engine_bias_unit_outputs_exactly_one_and_the_layout_gives_the_netwo
 
 def test_distinct_boards_gives_skipped_games_no_row():
     board_numbers = np.array([[3, 3, 5, 9], [9, 9, 9, 9], [1, 2, 1, 9]])  # 9 plays "finished"
-    table = t.distinct_boards(board_numbers, 9, skip=board_numbers == 9)
+    table = t.distinct_boards(board_numbers, 9)
     # network 0 has boards 3 and 5, network 1 none (no block holds it), network 2 boards 1 and 2
     rows_of = {int(i): k for networks, k in table.blocks for i in networks}
     assert 1 not in rows_of and rows_of[0] >= 2 and rows_of[2] >= 2
@@ -435,7 +435,7 @@ def test_distinct_boards_gives_skipped_games_no_row():
     assert np.array_equal(board_numbers.ravel()[table.source[table.game_row[live]]], board_numbers[live])
     assert len(table.source) == sum(len(networks) * k for networks, k in table.blocks)
     assert np.all(table.game_row[~live] == len(table.source))  # skipped games: one past the last row
-    everything_skipped = t.distinct_boards(board_numbers, 9, skip=np.ones_like(board_numbers, dtype=bool))
+    everything_skipped = t.distinct_boards(np.full_like(board_numbers, 9), 9)
     assert everything_skipped.blocks == [] and len(everything_skipped.source) == 0
 
 

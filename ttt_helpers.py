@@ -1279,9 +1279,9 @@ def block_sizes(counts: np.ndarray) -> list[int]:
     size = np.arange(most + 1)
     # rows[a, b]: at_most[a] networks padded to a, then to b, and the rest to the largest count.
     rows = (at_most * size)[:, None] + (at_most[None, :] - at_most[:, None]) * size + (len(counts) - at_most) * most
-    rows[size[:, None] > size] = np.iinfo(np.int64).max  # only a <= b
-    a, b = np.unravel_index(np.argmin(rows), rows.shape)
-    return sorted({int(a), int(b), most} - {0})
+    rows[size[:, None] > size] = len(counts) * most + 1  # only a <= b: more rows than any choice gives
+    a, b = divmod(int(np.argmin(rows)), most + 1)
+    return sorted({a, b, most} - {0})
 
 
 def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
@@ -1318,15 +1318,17 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     # Running count of such games over the whole batch (one flat cumsum): the rows of network i are
     # numbered by how many speaking games come before, counted from the network's start.
     running = np.cumsum(speaks, dtype=np.int32)  # int32: numpy sums booleans into int64 far more slowly
-    ends = running[games - 1 :: games]
-    counts = np.diff(ends, prepend=0)
+    ends = running[games - 1 :: games].astype(np.int64)
+    counts = ends.copy()
+    counts[1:] -= ends[:-1]
     # Networks without rows form a block of size 0.
     sizes = np.array([0, *block_sizes(counts[counts > 0])] if counts.any() else [0])
     block = np.searchsorted(sizes, counts)
     order = np.argsort(block, kind="stable")  # networks block by block
     k = sizes[block]
+    k_in_order = k[order]
     row_start = np.empty(n, dtype=np.int64)
-    row_start[order] = np.cumsum(k[order]) - k[order]
+    row_start[order] = np.cumsum(k_in_order) - k_in_order
     # The row of a speaking game: its network's first row, plus the speaking games before it in the network.
     offset = row_start - (ends - counts) - 1
     representative = (np.arange(0, n * games, games)[:, None] + first.reshape(n, games)).ravel()
@@ -1338,12 +1340,12 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     # Padding rows: the network's first game. Then every game writes its position on its row: games on
     # the same board write to the same row, and the last write stays. Games without a row write one past the end.
     source = np.empty(rows + 1, dtype=np.int64)
-    source[:rows] = np.repeat(order * games, k[order])
+    source[:rows] = np.repeat(order * games, k_in_order)
     source[game_row.ravel()] = np.arange(n * games)
-    members = np.bincount(block, minlength=len(sizes))
-    blocks = [(networks, k) for networks, k in zip(np.split(order, np.cumsum(members)[:-1]), sizes, strict=True)
-              if len(networks) and k]  # fmt: skip
-    return BoardTable(game_row, source[:rows], np.repeat(order, k[order]), blocks)
+    stops = np.cumsum(np.bincount(block, minlength=len(sizes))).tolist()  # where each block's networks end
+    blocks = [(order[start:stop], k) for start, stop, k in zip([0, *stops[:-1]], stops, sizes.tolist(), strict=True)
+              if stop > start and k]  # fmt: skip
+    return BoardTable(game_row, source[:rows], np.repeat(order, k_in_order), blocks)
 
 
 def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, input_columns: np.ndarray,

@@ -1353,14 +1353,16 @@ def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable
     """X's move on each row of ``table`` in the batched engine: the square, and the negated sums after it.
 
     ``negated`` holds the rows' sums (``b - W x``) and ``board`` their boards, numbered for X's ``turn``
-    (:func:`x_turn_numbers`); the weights are those of :func:`engine_weights`. After X's fourth move
-    (turn 3) no network move follows, so the sums are not needed (``None``).
+    (:func:`x_turn_numbers`); the weights are those of :func:`engine_weights`. The sums after the move
+    overwrite ``negated``. After X's fourth move (turn 3) no network move follows, so the sums are not
+    needed (``None``).
     """
     codes = np.take(x_turn_square_codes()[turn], board, axis=1, mode="clip")
     moves = _network_moves(negated, codes, table.blocks, output_weights)
     if turn == 3:
         return moves, None
-    return moves, negated - take_rows(input_columns, 9 * table.network + moves)
+    negated -= take_rows(input_columns, 9 * table.network + moves)
+    return moves, negated
 
 
 def _first_x_moves(

@@ -1125,7 +1125,7 @@ def _network_moves(negated: np.ndarray, codes: np.ndarray, blocks, output_weight
     start = 0
     for networks, k in blocks:
         rows = slice(start, start + len(networks) * k)
-        weights = output_weights if len(networks) == len(output_weights) else output_weights[networks]
+        weights = output_weights if len(networks) == len(output_weights) else np.take(output_weights, networks, axis=0)
         np.matmul(hidden[rows].reshape(len(networks), k, ENGINE_UNITS), weights,
                   out=scores[rows].reshape(len(networks), k, 9))  # fmt: skip
         start = rows.stop

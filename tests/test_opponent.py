@@ -542,3 +542,33 @@ def test_endgame_outcomes_are_the_results_of_the_readable_game(rule_d):
     assert not last_move.matters[-1].any()
     # X's choice matters on some boards and not on others, in every class
     assert last_move.matters[:-1].any(axis=0).all() and (~last_move.matters[:-1]).any(axis=0).all()
+    # The board to evaluate: the board itself where the choice matters, the no-row number sizes[3] elsewhere.
+    expected = np.where(last_move.matters, np.arange(sizes[3] + 1)[:, None], sizes[3]).ravel()
+    assert np.array_equal(last_move.board_to_evaluate, expected)
+
+
+def test_square_codes_list_each_boards_empty_squares_lowest_first():
+    tables = t.board_tables()
+    numbers, sizes = t.x_turn_numbers()
+    for turn, codes in enumerate(t.x_turn_square_codes()):
+        e = 9 - 2 * turn
+        assert codes.shape == (e, sizes[turn] + 1) and codes.dtype == np.uint8
+        faced = np.flatnonzero(numbers[turn] < sizes[turn])
+        squares = codes[:, numbers[turn][faced]] & 15
+        assert np.array_equal(squares.T, tables.empty_list[faced, :e])  # in increasing order
+        assert np.array_equal(codes[:, -1] & 15, np.arange(e))
+        assert np.all(np.diff(codes.astype(int) >> 4, axis=0) == -1)  # ranks e, e - 1, ..., 1
+
+
+def test_first_best_squares_is_the_argmax_over_empty_squares_with_ties_to_the_lowest():
+    """Against a masked argmax, on random scores with many exact ties (scores drawn from three values)."""
+    rng = np.random.default_rng(81)
+    tables = t.board_tables()
+    numbers, sizes = t.x_turn_numbers()
+    for turn in range(4):
+        board_numbers = rng.integers(0, sizes[turn], 5000)
+        index = np.flatnonzero(numbers[turn] < sizes[turn])[board_numbers]
+        scores = rng.choice([-1.5, 0.25, 2.0], size=(5000, 9))
+        codes = np.take(t.x_turn_square_codes()[turn], board_numbers, axis=1)
+        masked = np.where(tables.empty[index], scores, -np.inf)
+        assert np.array_equal(t.first_best_squares(scores, codes), masked.argmax(axis=1))

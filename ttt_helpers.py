@@ -1334,8 +1334,8 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     representative = (np.arange(0, n * games, games)[:, None] + first.reshape(n, games)).ravel()
     game_row = offset[:, None] + np.take(running, representative, mode="clip").reshape(n, games)
     rows = int(k.sum())
-    # A game numbered `size` read -1: its row so far is below its network's first (or -1); make it one past
-    # the last row. (np.maximum takes one even pass; a masked write would branch on every game.)
+    # A game numbered `size` read -1: its row so far is at most its network's first row, so below `rows`;
+    # make it one past the last row. (np.maximum takes one even pass; a masked write would branch on every game.)
     np.maximum(game_row, (board_numbers == size) * rows, out=game_row)
     # Padding rows: the network's first game. Then every game writes its position on its row: games on
     # the same board write to the same row, and the last write stays. Games without a row write one past the end.
@@ -1693,10 +1693,9 @@ def used_parameters() -> np.ndarray:
 
     The columns follow the noise order of :class:`MutationDraws`; the output biases are always used.
     """
-    size, slot = np.arange(MAX_HIDDEN + 1)[:, None], np.arange(MAX_HIDDEN)
+    used = hidden_slot_mask(np.arange(MAX_HIDDEN + 1))  # (H, slot)
     table = np.concatenate(
-        [np.repeat(slot, 9) < size, slot < size, np.tile(slot, 9) < size, np.ones((MAX_HIDDEN + 1, 9), dtype=bool)],
-        axis=1,
+        [np.repeat(used, 9, axis=1), used, np.tile(used, 9), np.ones((MAX_HIDDEN + 1, 9), dtype=bool)], axis=1
     )
     table.flags.writeable = False
     return table
@@ -1712,7 +1711,7 @@ def deletion_gathers() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """
     slot, column = np.arange(MAX_HIDDEN), np.arange(9)
     source = np.minimum(slot + (slot >= slot[:, None]), MAX_HIDDEN - 1)  # (deleted node, slot)
-    used = (slot < np.arange(MAX_HIDDEN + 1)[:, None]).astype(float)  # (H, slot)
+    used = hidden_slot_mask(np.arange(MAX_HIDDEN + 1)).astype(float)  # (H, slot)
     gathers = (
         ((9 * source[:, :, None] + column).reshape(MAX_HIDDEN, -1), np.repeat(used, 9, axis=1)),  # (10, 9) per network
         (source, used),  # (10,)

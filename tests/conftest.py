@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-import ttt_helpers as t
+from evolving_ttt.fogel.exact import BestResponse, best_response
+from evolving_ttt.fogel.network import load_network
+from evolving_ttt.fogel.opponent import PAPER_RULES
+from evolving_ttt.game import board_tables, reachable_positions
 
 settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None, database=None, print_blob=True)
 settings.load_profile("ci")
@@ -27,23 +30,23 @@ def champion_path() -> Path:
 @pytest.fixture(scope="session")
 def champion(champion_path):
     """The committed champion network and its provenance."""
-    return t.load_network(champion_path)
+    return load_network(champion_path)
 
 
 @pytest.fixture(scope="session")
 def reachable() -> list[np.ndarray]:
     """Every reachable position (slow to build: shared by the whole session)."""
-    return t.reachable_positions()
+    return reachable_positions()
 
 
 @pytest.fixture(scope="session")
-def paper_best_response() -> t.BestResponse:
+def paper_best_response() -> BestResponse:
     """The expectimax best response to the paper's opponent (about ten seconds: built once)."""
-    return t.best_response(t.PAPER_RULES)
+    return best_response(PAPER_RULES)
 
 
 @pytest.fixture(scope="session")
 def legal_unfinished_indices() -> np.ndarray:
     """Base-3 indices of every legal board on which the game is still going on."""
-    tables = t.board_tables()
+    tables = board_tables()
     return np.flatnonzero(tables.legal & ~tables.over)

@@ -7,7 +7,15 @@ import sys
 import numpy as np
 import pytest
 
-import ttt_helpers as t
+from evolving_ttt.cli import main
+from evolving_ttt.fogel import exact as fogel_exact
+from evolving_ttt.fogel.evolution import ExperimentConfig, evolve, load_run
+from evolving_ttt.fogel.exact import exact_score
+from evolving_ttt.fogel.mutation import MutationSettings
+from evolving_ttt.fogel.network import load_network
+from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, network_player
+from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings
+from evolving_ttt.perfect import audit_player
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
 
@@ -26,35 +34,35 @@ def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert f"wrote {out}" in done.stdout and f"wrote {champion}" in done.stdout
-    run = t.load_run(out)
+    run = load_run(out)
     assert run.best_score.shape == run.mean_score.shape == run.mean_hidden.shape == (2, 5)
     assert run.final_parents.shape == (2, 6)
     assert run.seed == 3 and run.trial_numbers == (0, 1)
-    assert run.config == t.ExperimentConfig(parents=6, generations=5, trials=2)
+    assert run.config == ExperimentConfig(parents=6, generations=5, trials=2)
     # the command runs exactly the experiment the library runs
-    expected = t.evolve(run.config, seed=3)
+    expected = evolve(run.config, seed=3)
     assert np.array_equal(run.best_score, expected.best_score)
     assert np.array_equal(run.final_parents.hidden_weights, expected.final_parents.hidden_weights)
-    network, provenance = t.load_network(champion)
+    network, provenance = load_network(champion)
     for name in ARRAY_NAMES:
         assert np.array_equal(getattr(network, name), getattr(expected.best_network(0), name))
     assert provenance["seed"] == 3 and provenance["trial"] == 0 and provenance["generation"] == 5
-    assert t.ExperimentConfig.from_dict(provenance["experiment"]) == run.config
+    assert ExperimentConfig.from_dict(provenance["experiment"]) == run.config
 
 
 def test_evolve_command_passes_every_option_through(tmp_path, capsys):
     out = tmp_path / "run.npz"
-    code = t.main(["evolve", "--trials", "1", "--generations", "2", "--parents", "6", "--seed", "0", "--out", str(out),
+    code = main(["evolve", "--trials", "1", "--generations", "2", "--parents", "6", "--seed", "0", "--out", str(out),
                    "--quiet", "--workers", "1", "--payoff", "1,-1,0", "--rule-d", "opponent", "--first-reply", "rules",
                    "--strict-selection", "--spread-is", "variance"])  # fmt: skip
     assert code == 0
     assert "1 trials x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
-    config = t.load_run(out).config
-    assert config == t.ExperimentConfig(
+    config = load_run(out).config
+    assert config == ExperimentConfig(
         parents=6, generations=2, trials=1,
-        rules=t.OpponentRules(rule_d_lines="opponent", first_reply="rules"),
-        mutation=t.MutationSettings(spread_is="variance"),
-        selection=t.SelectionSettings(payoff=(1, -1, 0), ties_win=False),
+        rules=OpponentRules(rule_d_lines="opponent", first_reply="rules"),
+        mutation=MutationSettings(spread_is="variance"),
+        selection=SelectionSettings(payoff=(1, -1, 0), ties_win=False),
     )  # fmt: skip
 
 
@@ -83,7 +91,7 @@ def test_evolve_command_rejects_bad_arguments(extra, message, tmp_path, capsys):
     base = ["evolve", "--trials", "1", "--generations", "1", "--parents", "6", "--out", str(out), "--quiet",
             "--workers", "1"]  # fmt: skip
     with pytest.raises(SystemExit) as exit_info:
-        t.main(base + extra)
+        main(base + extra)
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: python -m ttt_helpers")
@@ -94,7 +102,7 @@ def test_evolve_command_rejects_bad_arguments(extra, message, tmp_path, capsys):
 
 def test_evolve_command_needs_out(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        t.main(["evolve", "--trials", "1"])
+        main(["evolve", "--trials", "1"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "usage:" in err and "the following arguments are required: --out" in err
@@ -102,7 +110,7 @@ def test_evolve_command_needs_out(capsys):
 
 def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        t.main([])
+        main([])
     assert exit_info.value.code == 2
     assert "usage:" in capsys.readouterr().err
 
@@ -119,16 +127,16 @@ def test_bad_arguments_exit_2_without_a_traceback_in_a_real_process(tmp_path, re
 
 def test_evaluate_command_reports_the_champion(champion_path, champion, paper_best_response, monkeypatch, capsys):
     # best_response is not cached and takes seconds: hand the report the session's copy of the same result
-    def cached_best_response(rules=t.PAPER_RULES, payoff=t.PAPER_PAYOFF):
-        assert rules == t.PAPER_RULES and tuple(payoff) == t.PAPER_PAYOFF
+    def cached_best_response(rules=PAPER_RULES, payoff=PAPER_PAYOFF):
+        assert rules == PAPER_RULES and tuple(payoff) == PAPER_PAYOFF
         return paper_best_response
 
-    monkeypatch.setattr(t, "best_response", cached_best_response)
-    assert t.main(["evaluate", str(champion_path)]) == 0
+    monkeypatch.setattr(fogel_exact, "best_response", cached_best_response)
+    assert main(["evaluate", str(champion_path)]) == 0
     text = capsys.readouterr().out
     network, provenance = champion
-    mean, variance = t.exact_score(network)
-    audit = t.audit_player(t.network_player(network))
+    mean, variance = exact_score(network)
+    audit = audit_player(network_player(network))
     assert f"network: {network.hidden_count} hidden nodes" in text
     assert f"  seed: {provenance['seed']}" in text and f"  trial: {provenance['trial']}" in text
     assert (f"exact expected score over the 32-game protocol: {mean:.4f} (standard deviation "
@@ -167,7 +175,7 @@ def test_evaluate_command_rejects_bad_files(tmp_path, capsys, content, message):
     if content is not None:
         path.write_bytes(content)
     with pytest.raises(SystemExit) as exit_info:
-        t.main(["evaluate", str(path)])
+        main(["evaluate", str(path)])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "usage:" in err and re.search(message, err), err

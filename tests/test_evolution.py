@@ -6,10 +6,26 @@ import math
 import numpy as np
 import pytest
 
-import ttt_helpers as t
+from evolving_ttt.fogel import evolution as fogel_evolution
+from evolving_ttt.fogel.engine import play_protocol_batch
+from evolving_ttt.fogel.evolution import (
+    RUN_CACHE_VARIABLE,
+    ExperimentConfig,
+    champion_provenance,
+    evolve,
+    load_run,
+    merge_runs,
+    run_experiment,
+    save_run,
+    trial_generators,
+)
+from evolving_ttt.fogel.network import Network, load_network, random_network, random_population, save_network
+from evolving_ttt.fogel.opponent import OpponentRules
+from evolving_ttt.fogel.selection import SelectionSettings, draw_generation, game_payoffs, generation_step
+from evolving_ttt.statistics import mean_with_confidence, t_quantile_975
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
-SMALL = t.ExperimentConfig(parents=10, generations=15, trials=3)
+SMALL = ExperimentConfig(parents=10, generations=15, trials=3)
 
 
 def assert_same_population(a, b):
@@ -26,7 +42,7 @@ def assert_same_run(a, b, rows=slice(None)):
 
 @pytest.fixture(scope="module")
 def small_run():
-    return t.evolve(SMALL, seed=5)
+    return evolve(SMALL, seed=5)
 
 
 # --- evolve ----------------------------------------------------------------------------------------------
@@ -49,19 +65,19 @@ def test_evolve_records_the_expected_shapes(small_run):
 
 
 def test_same_seed_gives_identical_runs_and_different_seeds_differ(small_run):
-    again = t.evolve(SMALL, seed=5)
+    again = evolve(SMALL, seed=5)
     assert_same_run(small_run, again)
-    other = t.evolve(SMALL, seed=6)
+    other = evolve(SMALL, seed=6)
     assert not np.array_equal(small_run.best_score, other.best_score)
     assert not np.array_equal(small_run.final_parents.hidden_weights, other.final_parents.hidden_weights)
 
 
 def test_a_subset_of_trials_equals_the_rows_of_the_full_run(small_run):
-    alone = t.evolve(SMALL, seed=5, trials=[1])
+    alone = evolve(SMALL, seed=5, trials=[1])
     assert alone.trial_numbers == (1,)
     assert_same_run(small_run, alone, rows=[1])
     assert_same_network(alone.best_network(1), small_run.best_network(1))
-    reordered = t.evolve(SMALL, seed=5, trials=[2, 0])
+    reordered = evolve(SMALL, seed=5, trials=[2, 0])
     assert reordered.trial_numbers == (2, 0)
     assert_same_run(small_run, reordered, rows=[2, 0])
 
@@ -72,24 +88,24 @@ def assert_same_network(a, b):
 
 
 def test_two_workers_give_the_same_run_bit_for_bit(small_run):
-    parallel = t.evolve(SMALL, seed=5, workers=2)
+    parallel = evolve(SMALL, seed=5, workers=2)
     assert parallel.trial_numbers == small_run.trial_numbers
     assert_same_run(small_run, parallel)
 
 
 def test_evolve_with_record_best_matches_a_hand_written_loop():
-    config = t.ExperimentConfig(
+    config = ExperimentConfig(
         parents=6, generations=4, trials=2,
-        rules=t.OpponentRules(first_reply="rules"), selection=t.SelectionSettings(payoff=(1, -1, 0), comparisons=7),
+        rules=OpponentRules(first_reply="rules"), selection=SelectionSettings(payoff=(1, -1, 0), comparisons=7),
     )  # fmt: skip
-    run = t.evolve(config, seed=11, record_best=True)
+    run = evolve(config, seed=11, record_best=True)
     assert run.best_networks.shape == (2, 4)
     assert run.best_networks.hidden_weights.shape == (2, 4, 10, 9)
-    for trial, rng in enumerate(t.trial_generators(11, 2)):
-        parents = t.random_population(rng, 6)
+    for trial, rng in enumerate(trial_generators(11, 2)):
+        parents = random_population(rng, 6)
         for g in range(4):
-            draws = t.draw_generation(rng, 6, 7)
-            step = t.generation_step(parents, draws, config.rules, config.mutation, config.selection)
+            draws = draw_generation(rng, 6, 7)
+            step = generation_step(parents, draws, config.rules, config.mutation, config.selection)
             assert run.best_score[trial, g] == step.scores.max()
             assert run.mean_score[trial, g] == pytest.approx(step.scores.mean(), abs=1e-12)
             assert run.mean_hidden[trial, g] == pytest.approx(step.scored.hidden_count.mean(), abs=1e-12)
@@ -97,51 +113,51 @@ def test_evolve_with_record_best_matches_a_hand_written_loop():
             assert_same_population(run.best_networks[trial, g], step.scored[leader])
             # the recorded network's own sampled score is the best score
             leader_net = run.best_networks[trial, g : g + 1]
-            results = t.play_protocol_batch(leader_net, draws.games[leader][None], config.rules)
-            assert t.game_payoffs(results, config.selection.payoff).sum() == run.best_score[trial, g]
+            results = play_protocol_batch(leader_net, draws.games[leader][None], config.rules)
+            assert game_payoffs(results, config.selection.payoff).sum() == run.best_score[trial, g]
             parents = step.parents
         assert_same_population(run.final_parents[trial], parents)
         assert np.array_equal(run.final_points[trial], step.points[step.chosen])
     # with workers the recorded networks are the same
-    parallel = t.evolve(config, seed=11, record_best=True, workers=2)
+    parallel = evolve(config, seed=11, record_best=True, workers=2)
     assert_same_population(parallel.best_networks, run.best_networks)
 
 
 def test_save_run_and_load_run_round_trip(small_run, tmp_path):
     path = tmp_path / "run.npz"
-    t.save_run(small_run, path)
-    loaded = t.load_run(path)
+    save_run(small_run, path)
+    loaded = load_run(path)
     assert loaded.config == small_run.config
     assert loaded.seed == small_run.seed and type(loaded.seed) is int
     assert loaded.trial_numbers == small_run.trial_numbers
     assert_same_run(small_run, loaded)
-    subset = t.evolve(SMALL, seed=5, trials=[2])
-    t.save_run(subset, path)
-    assert t.load_run(path).trial_numbers == (2,)
-    assert_same_network(t.load_run(path).best_network(2), small_run.best_network(2))
+    subset = evolve(SMALL, seed=5, trials=[2])
+    save_run(subset, path)
+    assert load_run(path).trial_numbers == (2,)
+    assert_same_network(load_run(path).best_network(2), small_run.best_network(2))
 
 
 def test_save_run_keeps_the_recorded_best_networks(tmp_path):
-    config = t.ExperimentConfig(parents=6, generations=3, trials=2)
-    run = t.evolve(config, seed=4, record_best=True)
+    config = ExperimentConfig(parents=6, generations=3, trials=2)
+    run = evolve(config, seed=4, record_best=True)
     path = tmp_path / "best.npz"
-    t.save_run(run, path)
-    loaded = t.load_run(path)
+    save_run(run, path)
+    loaded = load_run(path)
     assert loaded.best_networks is not None
     assert_same_population(loaded.best_networks, run.best_networks)
     assert_same_run(run, loaded)
 
 
 def test_run_experiment_is_evolve_with_record_best_and_shares_runs_through_the_cache(tmp_path, monkeypatch):
-    config = t.ExperimentConfig(parents=6, generations=3, trials=2)
-    expected = t.evolve(config, seed=9, record_best=True)
-    monkeypatch.delenv(t.RUN_CACHE_VARIABLE, raising=False)
-    plain = t.run_experiment(config, seed=9, progress=False, workers=1)
+    config = ExperimentConfig(parents=6, generations=3, trials=2)
+    expected = evolve(config, seed=9, record_best=True)
+    monkeypatch.delenv(RUN_CACHE_VARIABLE, raising=False)
+    plain = run_experiment(config, seed=9, progress=False, workers=1)
     assert_same_run(expected, plain)
     assert_same_population(plain.best_networks, expected.best_networks)
     cache = tmp_path / "cache"
-    monkeypatch.setenv(t.RUN_CACHE_VARIABLE, str(cache))
-    first = t.run_experiment(config, seed=9, progress=False, workers=2)
+    monkeypatch.setenv(RUN_CACHE_VARIABLE, str(cache))
+    first = run_experiment(config, seed=9, progress=False, workers=2)
     assert_same_run(expected, first)
     saved = sorted(cache.glob("*.npz"))
     assert len(saved) == 1 and ".partial" not in saved[0].name
@@ -149,23 +165,23 @@ def test_run_experiment_is_evolve_with_record_best_and_shares_runs_through_the_c
     def no_evolving(*args, **kwargs):
         raise AssertionError("a cached run must be read back, not computed again")
 
-    monkeypatch.setattr(t, "evolve", no_evolving)
-    again = t.run_experiment(config, seed=9, progress=False, workers=1)
+    monkeypatch.setattr(fogel_evolution, "evolve", no_evolving)
+    again = run_experiment(config, seed=9, progress=False, workers=1)
     assert_same_run(expected, again)
     assert_same_population(again.best_networks, expected.best_networks)
     assert again.config == config and again.seed == 9
     # another seed is another run: it is not answered from the cache
     with pytest.raises(AssertionError, match="must be read back"):
-        t.run_experiment(config, seed=10, progress=False, workers=1)
+        run_experiment(config, seed=10, progress=False, workers=1)
 
 
 def test_merge_runs(small_run):
-    parts = [t.evolve(SMALL, seed=5, trials=[k]) for k in (0, 1, 2)]
-    merged = t.merge_runs(parts)
+    parts = [evolve(SMALL, seed=5, trials=[k]) for k in (0, 1, 2)]
+    merged = merge_runs(parts)
     assert merged.trial_numbers == (0, 1, 2)
     assert_same_run(small_run, merged)
     with pytest.raises(ValueError, match="same configuration and seed"):
-        t.merge_runs([parts[0], t.evolve(SMALL, seed=6, trials=[1])])
+        merge_runs([parts[0], evolve(SMALL, seed=6, trials=[1])])
 
 
 @pytest.mark.parametrize(
@@ -182,58 +198,58 @@ def test_merge_runs(small_run):
 )
 def test_evolve_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        t.evolve(SMALL, **{"seed": 1, **kwargs})
+        evolve(SMALL, **{"seed": 1, **kwargs})
 
 
 def test_best_network_of_a_trial_not_in_the_run():
-    run = t.evolve(t.ExperimentConfig(parents=6, generations=1, trials=3), seed=1, trials=[2])
+    run = evolve(ExperimentConfig(parents=6, generations=1, trials=3), seed=1, trials=[2])
     with pytest.raises(ValueError, match=r"trial 0 is not in this run; it holds trials \[2\]"):
         run.best_network(0)
 
 
 def test_a_repeated_trial_number_is_rejected():
     """Each trial has one generator: running it twice in one batch would interleave its draws."""
-    config = t.ExperimentConfig(parents=6, generations=3, trials=3)
+    config = ExperimentConfig(parents=6, generations=3, trials=3)
     for workers in (1, 2):
         with pytest.raises(ValueError, match=r"trials must not repeat a trial number.*got \[1, 1\]"):
-            t.evolve(config, seed=2, trials=[1, 1], workers=workers)
+            evolve(config, seed=2, trials=[1, 1], workers=workers)
 
 
 def test_trial_generators_are_independent_streams():
-    a = [g.random(4) for g in t.trial_generators(3, 3)]
-    b = [g.random(4) for g in t.trial_generators(3, 5)[:3]]
+    a = [g.random(4) for g in trial_generators(3, 3)]
+    b = [g.random(4) for g in trial_generators(3, 5)[:3]]
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     assert not np.array_equal(a[0], a[1])
     with pytest.raises(ValueError, match="trials must be a whole number >= 1"):
-        t.trial_generators(3, 0)
+        trial_generators(3, 0)
 
 
 # --- Figure 2 statistics ----------------------------------------------------------------------------------
 
 
 def test_t_quantile_975():
-    assert t.t_quantile_975(19) == pytest.approx(2.0930, abs=1e-3)
-    assert t.t_quantile_975(1000) == pytest.approx(1.962, abs=1e-3)
-    assert t.t_quantile_975(10) == pytest.approx(2.2281, abs=1e-3)
-    assert t.t_quantile_975(5) == pytest.approx(2.5706, abs=1e-3)
-    values = [t.t_quantile_975(df) for df in range(5, 200)]
+    assert t_quantile_975(19) == pytest.approx(2.0930, abs=1e-3)
+    assert t_quantile_975(1000) == pytest.approx(1.962, abs=1e-3)
+    assert t_quantile_975(10) == pytest.approx(2.2281, abs=1e-3)
+    assert t_quantile_975(5) == pytest.approx(2.5706, abs=1e-3)
+    values = [t_quantile_975(df) for df in range(5, 200)]
     assert all(a > b for a, b in zip(values, values[1:], strict=False))
     with pytest.raises(ValueError, match="df must be a whole number >= 1; got 0"):
-        t.t_quantile_975(0)
+        t_quantile_975(0)
 
 
 def test_mean_with_confidence_by_hand():
     curves = np.arange(20.0)[:, None] * np.array([1.0, 2.0]) + np.array([0.0, 3.0])  # 20 trials, 2 generations
-    mean, low, high = t.mean_with_confidence(curves)
+    mean, low, high = mean_with_confidence(curves)
     assert mean.tolist() == [9.5, 22.0]
     sd = math.sqrt(sum((k - 9.5) ** 2 for k in range(20)) / 19)  # 5.9161
     half = 2.0930 * sd / math.sqrt(20) * np.array([1.0, 2.0])
     assert np.allclose(high - mean, half, rtol=1e-4)
     assert np.allclose(mean - low, half, rtol=1e-4)
-    constant = t.mean_with_confidence(np.full((5, 3), 7.0))
+    constant = mean_with_confidence(np.full((5, 3), 7.0))
     assert all(np.array_equal(part, [7.0] * 3) for part in constant)
     with pytest.raises(ValueError, match="at least 2 trials"):
-        t.mean_with_confidence(np.zeros((1, 4)))
+        mean_with_confidence(np.zeros((1, 4)))
 
 
 # --- network files ----------------------------------------------------------------------------------------
@@ -241,14 +257,14 @@ def test_mean_with_confidence_by_hand():
 
 def test_save_and_load_network_round_trip(tmp_path):
     rng = np.random.default_rng(8)
-    network = t.random_network(rng)
+    network = random_network(rng)
     # awkward floats survive: subnormals, many digits, negative zero
     weights = np.array(network.hidden_weights)
     weights[0, :3] = [5e-324, 1 / 3, -0.0]
-    network = t.Network(weights, network.hidden_bias, network.output_weights, network.output_bias)
+    network = Network(weights, network.hidden_bias, network.output_weights, network.output_bias)
     path = tmp_path / "net.json"
-    t.save_network(network, path, seed=4, trial=2, note="hand made")
-    loaded, provenance = t.load_network(path)
+    save_network(network, path, seed=4, trial=2, note="hand made")
+    loaded, provenance = load_network(path)
     assert_same_network(loaded, network)
     assert np.signbit(loaded.hidden_weights[0, 2])
     assert provenance == {"seed": 4, "trial": 2, "note": "hand made"}
@@ -258,8 +274,8 @@ def test_save_and_load_network_round_trip(tmp_path):
 
 
 def write_record(path, changes=None, drop=()):
-    network = t.random_network(np.random.default_rng(1))
-    t.save_network(network, path)
+    network = random_network(np.random.default_rng(1))
+    save_network(network, path)
     record = json.loads(path.read_text())
     record.update(changes or {})
     for name in drop:
@@ -290,17 +306,17 @@ def test_load_network_rejects_bad_files(tmp_path, changes, drop, message):
     path = tmp_path / "net.json"
     write_record(path, changes, drop)
     with pytest.raises(ValueError, match=message):
-        t.load_network(path)
+        load_network(path)
 
 
 def test_load_network_rejects_non_json(tmp_path):
     path = tmp_path / "net.json"
     path.write_text("this is { not json")
     with pytest.raises(ValueError, match=r"net.json is not valid JSON"):
-        t.load_network(path)
+        load_network(path)
     path.write_text("[1, 2, 3]")
     with pytest.raises(ValueError, match="is not a network file"):
-        t.load_network(path)
+        load_network(path)
 
 
 # --- the committed champion -------------------------------------------------------------------------------
@@ -310,11 +326,11 @@ def test_the_committed_champion_is_reproduced_by_its_recorded_run(champion):
     network, provenance = champion
     assert network.hidden_count == 10
     assert {"seed", "trial", "generation", "experiment"} <= set(provenance)
-    config = t.ExperimentConfig.from_dict(provenance["experiment"])
+    config = ExperimentConfig.from_dict(provenance["experiment"])
     assert provenance["generation"] == config.generations
-    run = t.evolve(config, seed=provenance["seed"], trials=[provenance["trial"]])
+    run = evolve(config, seed=provenance["seed"], trials=[provenance["trial"]])
     assert_same_network(run.best_network(provenance["trial"]), network)
-    recorded = t.champion_provenance(run, provenance["trial"])
+    recorded = champion_provenance(run, provenance["trial"])
     assert {k: recorded[k] for k in ("seed", "trial", "generation", "experiment")} == {
         k: provenance[k] for k in ("seed", "trial", "generation", "experiment")
     }

@@ -5,7 +5,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import ttt_helpers as t
+from evolving_ttt.drawing import board_to_text, draw_board
+from evolving_ttt.game import (
+    EMPTY,
+    N_BOARDS,
+    GameCounts,
+    O,
+    X,
+    board_from_index,
+    board_from_string,
+    board_index,
+    board_tables,
+    board_to_string,
+    count_games,
+    is_draw,
+    is_game_over,
+    legal_moves,
+    network_input,
+    play,
+    player_to_move,
+    squares_to_list,
+    validate_board,
+    winner,
+)
 
 # A list of choice numbers: move k plays the (choice % number of legal moves)-th legal square.
 move_choices = st.lists(st.integers(min_value=0, max_value=10_000), min_size=0, max_size=9)
@@ -16,10 +38,10 @@ def play_choices(choices):
     board = np.zeros(9, dtype=np.int8)
     boards = [board]
     for k in choices:
-        moves = t.legal_moves(board)
+        moves = legal_moves(board)
         if not moves:
             break
-        board = t.play(board, moves[k % len(moves)])
+        board = play(board, moves[k % len(moves)])
         boards.append(board)
     return boards
 
@@ -47,22 +69,22 @@ def test_reachable_positions_are_the_5478_distinct_legal_boards(reachable):
 
 
 def test_count_games_matches_the_known_totals():
-    assert t.count_games() == t.GameCounts(games=255168, x_wins=131184, o_wins=77904, draws=46080)
+    assert count_games() == GameCounts(games=255168, x_wins=131184, o_wins=77904, draws=46080)
 
 
 def test_legal_table_is_exactly_the_reachable_positions(reachable):
-    tables = t.board_tables()
+    tables = board_tables()
     assert int(tables.legal.sum()) == 5478
-    reachable_indices = t.board_index(np.array(reachable))
+    reachable_indices = board_index(np.array(reachable))
     assert set(np.flatnonzero(tables.legal).tolist()) == set(reachable_indices.tolist())
 
 
 def test_validate_board_accepts_exactly_the_legal_table_boards():
-    tables = t.board_tables()
-    accepted = np.zeros(t.N_BOARDS, dtype=bool)
+    tables = board_tables()
+    accepted = np.zeros(N_BOARDS, dtype=bool)
     for i, board in enumerate(tables.boards):
         try:
-            t.validate_board(board)
+            validate_board(board)
         except ValueError:
             continue
         accepted[i] = True
@@ -70,24 +92,24 @@ def test_validate_board_accepts_exactly_the_legal_table_boards():
 
 
 def test_tables_agree_with_the_scalar_functions_on_reachable_boards(reachable):
-    tables = t.board_tables()
+    tables = board_tables()
     for board in reachable[::3]:  # every third position of the breadth-first list: all depths, all outcomes
-        i = t.board_index(board)
-        assert tables.winner[i] == t.winner(board) == independent_winner(board)
-        assert tables.over[i] == t.is_game_over(board)
-        assert tables.to_move[i] == t.player_to_move(board)
+        i = board_index(board)
+        assert tables.winner[i] == winner(board) == independent_winner(board)
+        assert tables.over[i] == is_game_over(board)
+        assert tables.to_move[i] == player_to_move(board)
         assert tables.n_empty[i] == np.count_nonzero(board == 0)
         assert np.array_equal(tables.empty[i], board == 0)
-        assert t.is_draw(board) == (tables.over[i] and tables.winner[i] == 0)
+        assert is_draw(board) == (tables.over[i] and tables.winner[i] == 0)
         if not tables.over[i]:
-            assert tables.empty_list[i, : tables.n_empty[i]].tolist() == t.legal_moves(board)
+            assert tables.empty_list[i, : tables.n_empty[i]].tolist() == legal_moves(board)
             assert np.all(tables.empty_list[i, tables.n_empty[i] :] == -1)
         else:
-            assert t.legal_moves(board) == []
+            assert legal_moves(board) == []
 
 
 def test_tables_are_read_only():
-    tables = t.board_tables()
+    tables = board_tables()
     with pytest.raises(ValueError, match="read-only"):
         tables.winner[0] = 1
 
@@ -97,25 +119,25 @@ def test_tables_are_read_only():
 
 @given(move_choices)
 def test_random_games_agree_with_the_tables(choices):
-    tables = t.board_tables()
+    tables = board_tables()
     for board in play_choices(choices):
-        i = t.board_index(board)
+        i = board_index(board)
         assert tables.legal[i]
-        assert tables.winner[i] == t.winner(board) == independent_winner(board)
-        assert tables.over[i] == t.is_game_over(board)
-        assert tables.to_move[i] == t.player_to_move(board)
+        assert tables.winner[i] == winner(board) == independent_winner(board)
+        assert tables.over[i] == is_game_over(board)
+        assert tables.to_move[i] == player_to_move(board)
         if not tables.over[i]:
-            assert tables.empty_list[i, : tables.n_empty[i]].tolist() == t.legal_moves(board)
+            assert tables.empty_list[i, : tables.n_empty[i]].tolist() == legal_moves(board)
 
 
 @given(move_choices)
 def test_string_and_index_round_trips(choices):
     for board in play_choices(choices):
-        text = t.board_to_string(board)
-        assert np.array_equal(t.board_from_string(text), board)
-        assert np.array_equal(t.board_from_string(t.board_to_string(board, "/")), board)
-        assert np.array_equal(t.board_from_index(t.board_index(board)), board)
-        assert isinstance(t.board_index(board), int)
+        text = board_to_string(board)
+        assert np.array_equal(board_from_string(text), board)
+        assert np.array_equal(board_from_string(board_to_string(board, "/")), board)
+        assert np.array_equal(board_from_index(board_index(board)), board)
+        assert isinstance(board_index(board), int)
 
 
 @given(move_choices)
@@ -126,45 +148,45 @@ def test_play_puts_the_movers_mark_and_leaves_the_input_alone(choices):
         changed = np.flatnonzero(after != before)
         assert len(changed) == 1
         square = int(changed[0])
-        assert before[square] == t.EMPTY
-        assert after[square] == t.player_to_move(before)
-        assert np.array_equal(t.play(before, square), after)
+        assert before[square] == EMPTY
+        assert after[square] == player_to_move(before)
+        assert np.array_equal(play(before, square), after)
         assert np.array_equal(before, keep)
 
 
 def test_board_index_round_trip_on_all_boards():
-    indices = np.arange(t.N_BOARDS)
-    boards = t.board_from_index(indices)
-    assert boards.shape == (t.N_BOARDS, 9)
+    indices = np.arange(N_BOARDS)
+    boards = board_from_index(indices)
+    assert boards.shape == (N_BOARDS, 9)
     assert set(np.unique(boards).tolist()) == {-1, 0, 1}
-    assert np.array_equal(t.board_index(boards), indices)
+    assert np.array_equal(board_index(boards), indices)
     # place values: square s contributes digit * 3**s with X=1, O=2
-    assert t.board_index([1, 0, 0, 0, 0, 0, 0, 0, 0]) == 1
-    assert t.board_index([0, -1, 0, 0, 0, 0, 0, 0, 0]) == 6
-    assert t.board_index([0, 0, 0, 0, 0, 0, 0, 0, 1]) == 3**8
-    assert np.array_equal(t.board_from_index(3**8 * 2), [0, 0, 0, 0, 0, 0, 0, 0, -1])
+    assert board_index([1, 0, 0, 0, 0, 0, 0, 0, 0]) == 1
+    assert board_index([0, -1, 0, 0, 0, 0, 0, 0, 0]) == 6
+    assert board_index([0, 0, 0, 0, 0, 0, 0, 0, 1]) == 3**8
+    assert np.array_equal(board_from_index(3**8 * 2), [0, 0, 0, 0, 0, 0, 0, 0, -1])
 
 
 def test_board_index_keeps_batch_shape():
-    boards = t.board_from_index(np.arange(24).reshape(2, 3, 4))
+    boards = board_from_index(np.arange(24).reshape(2, 3, 4))
     assert boards.shape == (2, 3, 4, 9)
-    assert np.array_equal(t.board_index(boards), np.arange(24).reshape(2, 3, 4))
+    assert np.array_equal(board_index(boards), np.arange(24).reshape(2, 3, 4))
 
 
-@pytest.mark.parametrize("index", [-1, t.N_BOARDS, [0, 3**9]])
+@pytest.mark.parametrize("index", [-1, N_BOARDS, [0, 3**9]])
 def test_board_from_index_rejects_out_of_range(index):
     with pytest.raises(ValueError, match="board indices run from 0 to 19682"):
-        t.board_from_index(index)
+        board_from_index(index)
 
 
 def test_board_index_rejects_wrong_width():
     with pytest.raises(ValueError, match="9 squares in the last axis"):
-        t.board_index(np.zeros((4, 8)))
+        board_index(np.zeros((4, 8)))
 
 
 def test_squares_to_list():
     mask = np.array([[True, False, True, False, False, False, False, False, True], [False] * 9, [True] * 9])
-    squares, count = t.squares_to_list(mask)
+    squares, count = squares_to_list(mask)
     assert count.tolist() == [3, 0, 9]
     assert squares.tolist() == [[0, 2, 8, -1, -1, -1, -1, -1, -1], [-1] * 9, list(range(9))]
 
@@ -173,35 +195,35 @@ def test_squares_to_list():
 
 
 def test_paper_worked_example():
-    board = t.board_from_string("XO. .XO ...")
+    board = board_from_string("XO. .XO ...")
     assert board.dtype == np.int8
     assert board.tolist() == [1, -1, 0, 0, 1, -1, 0, 0, 0]
-    inputs = t.network_input(board)
+    inputs = network_input(board)
     assert inputs.dtype == float
     assert inputs.tolist() == [1.0, -1.0, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0]
-    assert np.array_equal(t.board_from_string("XO./.XO/..."), board)
-    assert np.array_equal(t.board_from_string("xo_-xo_-_"), board)
-    assert t.board_to_string(board) == "XO. .XO ..."
-    assert t.board_to_string(board, "/") == "XO./.XO/..."
-    assert t.board_to_text(board) == " X | O | .\n---+---+---\n . | X | O\n---+---+---\n . | . | ."
+    assert np.array_equal(board_from_string("XO./.XO/..."), board)
+    assert np.array_equal(board_from_string("xo_-xo_-_"), board)
+    assert board_to_string(board) == "XO. .XO ..."
+    assert board_to_string(board, "/") == "XO./.XO/..."
+    assert board_to_text(board) == " X | O | .\n---+---+---\n . | X | O\n---+---+---\n . | . | ."
 
 
 def test_game_state_functions_on_hand_boards():
-    x_won = t.board_from_string("XXX OO. ...")
-    assert t.winner(x_won) == t.X and t.is_game_over(x_won) and not t.is_draw(x_won)
-    assert t.legal_moves(x_won) == []
-    o_won = t.board_from_string("OOO XX. X..")
-    assert t.winner(o_won) == t.O and t.is_game_over(o_won)
-    drawn = t.board_from_string("XOX XOO OXX")
-    assert t.winner(drawn) == t.EMPTY and t.is_game_over(drawn) and t.is_draw(drawn)
-    assert t.legal_moves(drawn) == []
-    going = t.board_from_string("XO. .X. ...")
-    assert not t.is_game_over(going) and t.player_to_move(going) == t.O
-    assert t.legal_moves(going) == [2, 3, 5, 6, 7, 8]
-    assert t.play(going, 8).tolist() == [1, -1, 0, 0, 1, 0, 0, 0, -1]
+    x_won = board_from_string("XXX OO. ...")
+    assert winner(x_won) == X and is_game_over(x_won) and not is_draw(x_won)
+    assert legal_moves(x_won) == []
+    o_won = board_from_string("OOO XX. X..")
+    assert winner(o_won) == O and is_game_over(o_won)
+    drawn = board_from_string("XOX XOO OXX")
+    assert winner(drawn) == EMPTY and is_game_over(drawn) and is_draw(drawn)
+    assert legal_moves(drawn) == []
+    going = board_from_string("XO. .X. ...")
+    assert not is_game_over(going) and player_to_move(going) == O
+    assert legal_moves(going) == [2, 3, 5, 6, 7, 8]
+    assert play(going, 8).tolist() == [1, -1, 0, 0, 1, 0, 0, 0, -1]
     # X completing two lines at once is a legal (and won) board
-    double = t.board_from_string("XXX XOO XOO")
-    assert t.winner(double) == t.X
+    double = board_from_string("XXX XOO XOO")
+    assert winner(double) == X
 
 
 # --- errors -----------------------------------------------------------------------------------------------
@@ -220,7 +242,7 @@ def test_game_state_functions_on_hand_boards():
 )
 def test_bad_board_values(board, message):
     with pytest.raises(ValueError, match=message):
-        t.validate_board(board)
+        validate_board(board)
 
 
 @pytest.mark.parametrize(
@@ -240,30 +262,30 @@ def test_bad_board_values(board, message):
 )
 def test_bad_board_strings(text, message):
     with pytest.raises(ValueError, match=message):
-        t.board_from_string(text)
+        board_from_string(text)
 
 
 def test_play_on_an_occupied_square():
-    board = t.board_from_string("XO. ... ...")
+    board = board_from_string("XO. ... ...")
     with pytest.raises(ValueError, match=r"square 1 is occupied by O; empty squares are \[2, 3, 4, 5, 6, 7, 8\]"):
-        t.play(board, 1)
+        play(board, 1)
 
 
 def test_play_after_the_game_ended():
     with pytest.raises(ValueError, match="already over"):
-        t.play(t.board_from_string("XXX OO. ..."), 5)
+        play(board_from_string("XXX OO. ..."), 5)
     with pytest.raises(ValueError, match="already over"):
-        t.play(t.board_from_string("XOX XOO OXX"), 0)
+        play(board_from_string("XOX XOO OXX"), 0)
 
 
 @pytest.mark.parametrize("square", [9, -1, 1.5, True, False, "3", None, 2.0])
 def test_play_rejects_non_squares(square):
     with pytest.raises(ValueError, match="a move must be a square index 0..8"):
-        t.play(np.zeros(9, dtype=np.int8), square)
+        play(np.zeros(9, dtype=np.int8), square)
 
 
 def test_play_accepts_numpy_integers():
-    assert t.play(np.zeros(9, dtype=np.int8), np.int64(4)).tolist() == [0, 0, 0, 0, 1, 0, 0, 0, 0]
+    assert play(np.zeros(9, dtype=np.int8), np.int64(4)).tolist() == [0, 0, 0, 0, 1, 0, 0, 0, 0]
 
 
 def test_draw_board_places_every_mark_and_move_number():
@@ -272,10 +294,10 @@ def test_draw_board_places_every_mark_and_move_number():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    board = t.board_from_string("XO. .XO ...")
-    ax = t.draw_board(board, move_order=[0, 1, 4, 5], title="example")
+    board = board_from_string("XO. .XO ...")
+    ax = draw_board(board, move_order=[0, 1, 4, 5], title="example")
     texts = [x.get_text() for x in ax.texts]
     assert sorted(texts) == sorted(["X", "O", "X", "O", "1", "2", "3", "4", "example"])
     plt.close(ax.figure)
     with pytest.raises(ValueError, match="exactly 9 squares"):
-        t.draw_board([0] * 8)
+        draw_board([0] * 8)

@@ -7,7 +7,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import ttt_helpers as t
+from evolving_ttt.fogel.engine import protocol_openings
+from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, ExperimentConfig
+from evolving_ttt.fogel.mutation import PAPER_MUTATION, MutationDraws, MutationSettings
+from evolving_ttt.fogel.network import random_population, stack_networks
+from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules
+from evolving_ttt.fogel.selection import (
+    PAPER_SELECTION,
+    GenerationDraws,
+    SelectionSettings,
+    draw_generation,
+    game_payoffs,
+    generation_step,
+    generation_step_readable,
+    pick_others,
+    pick_others_batch,
+    selection_points,
+    survivors,
+    take_networks,
+)
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
 
@@ -24,7 +42,7 @@ def comparison_cases(draw):
 def test_pick_others_gives_distinct_others(case):
     n, q, u = case
     for i in range(n):
-        others = t.pick_others(i, n, u[i])
+        others = pick_others(i, n, u[i])
         assert len(others) == q
         assert len(set(others)) == q
         assert i not in others
@@ -35,25 +53,25 @@ def test_pick_others_gives_distinct_others(case):
 def test_pick_others_batch_matches_pick_others_row_by_row(case, copies):
     n, q, u = case
     u = np.concatenate([u * (1 - 0.1 * c) for c in range(copies)]).reshape(copies, n, q)  # a batch of populations
-    batch = t.pick_others_batch(n, u)
+    batch = pick_others_batch(n, u)
     assert batch.shape == (copies, n, q)
     for c in range(copies):
         for i in range(n):
-            assert batch[c, i].tolist() == t.pick_others(i, n, u[c, i])
+            assert batch[c, i].tolist() == pick_others(i, n, u[c, i])
 
 
 def test_pick_others_uses_the_extreme_uniforms_correctly():
     # u = 0 keeps the list order; u just below 1 swaps with the last candidate
-    assert t.pick_others(0, 5, np.zeros(4)) == [1, 2, 3, 4]
-    assert t.pick_others(2, 5, np.zeros(2)) == [0, 1]
-    assert t.pick_others(0, 5, np.full(1, np.nextafter(1.0, 0.0))) == [4]
-    assert t.pick_others_batch(5, np.full((5, 1), np.nextafter(1.0, 0.0)))[:, 0].tolist() == [4, 4, 4, 4, 3]
+    assert pick_others(0, 5, np.zeros(4)) == [1, 2, 3, 4]
+    assert pick_others(2, 5, np.zeros(2)) == [0, 1]
+    assert pick_others(0, 5, np.full(1, np.nextafter(1.0, 0.0))) == [4]
+    assert pick_others_batch(5, np.full((5, 1), np.nextafter(1.0, 0.0)))[:, 0].tolist() == [4, 4, 4, 4, 3]
 
 
 def test_pick_others_is_uniform_over_ordered_pairs():
     n, q, draws = 5, 2, 24_000
     u = np.random.default_rng(41).random((draws, q))
-    picks = t.pick_others_batch(n, u.reshape(draws // n, n, q)).reshape(draws, q)
+    picks = pick_others_batch(n, u.reshape(draws // n, n, q)).reshape(draws, q)
     rows = np.tile(np.arange(n), draws // n)
     for i in range(n):
         mine = picks[rows == i]
@@ -67,41 +85,41 @@ def test_pick_others_is_uniform_over_ordered_pairs():
 
 def test_pick_others_rejects_too_many_comparisons():
     with pytest.raises(ValueError, match=r"comparisons must be at most population size - 1 = 3; got 4"):
-        t.pick_others_batch(4, np.zeros((4, 4)))
+        pick_others_batch(4, np.zeros((4, 4)))
     with pytest.raises(ValueError, match=r"comparisons must be at most population size - 1 = 3; got 4"):
-        t.pick_others(0, 4, np.zeros(4))
-    assert sorted(t.pick_others(0, 4, np.zeros(3))) == [1, 2, 3]
+        pick_others(0, 4, np.zeros(4))
+    assert sorted(pick_others(0, 4, np.zeros(3))) == [1, 2, 3]
 
 
 def test_selection_points_by_hand():
     scores = np.array([3.0, 1.0, 3.0, 0.0])
     opponents = np.array([[1, 2], [0, 3], [0, 1], [1, 2]])
-    assert t.selection_points(scores, opponents, ties_win=True).tolist() == [2, 1, 2, 0]
-    assert t.selection_points(scores, opponents, ties_win=False).tolist() == [1, 1, 1, 0]
-    batched = t.selection_points(np.stack([scores, -scores]), np.stack([opponents, opponents]), ties_win=True)
+    assert selection_points(scores, opponents, ties_win=True).tolist() == [2, 1, 2, 0]
+    assert selection_points(scores, opponents, ties_win=False).tolist() == [1, 1, 1, 0]
+    batched = selection_points(np.stack([scores, -scores]), np.stack([opponents, opponents]), ties_win=True)
     assert batched.tolist() == [[2, 1, 2, 0], [1, 1, 1, 2]]
 
 
 def test_survivors_by_hand():
     points = np.array([2, 5, 2, 7, 5])
     keys = np.array([0.1, 0.3, 0.9, 0.2, 0.8])
-    assert t.survivors(points, keys, 3).tolist() == [3, 4, 1]
-    assert t.survivors(points, keys, 5).tolist() == [3, 4, 1, 2, 0]
-    assert t.survivors(np.stack([points, points[::-1]]), np.stack([keys, keys]), 2).tolist() == [[3, 4], [1, 3]]
+    assert survivors(points, keys, 3).tolist() == [3, 4, 1]
+    assert survivors(points, keys, 5).tolist() == [3, 4, 1, 2, 0]
+    assert survivors(np.stack([points, points[::-1]]), np.stack([keys, keys]), 2).tolist() == [[3, 4], [1, 3]]
 
 
 def test_game_payoffs():
     results = np.array([[1, -1, 0, 1], [0, 0, -1, 1]])
-    assert t.game_payoffs(results).tolist() == [[1, -10, 0, 1], [0, 0, -10, 1]]
-    assert t.game_payoffs(results, (2, -3, 0.5)).tolist() == [[2, -3, 0.5, 2], [0.5, 0.5, -3, 2]]
-    assert t.game_payoffs(results, (1, -1, 0)).sum() == 1
+    assert game_payoffs(results).tolist() == [[1, -10, 0, 1], [0, 0, -10, 1]]
+    assert game_payoffs(results, (2, -3, 0.5)).tolist() == [[2, -3, 0.5, 2], [0.5, 0.5, -3, 2]]
+    assert game_payoffs(results, (1, -1, 0)).sum() == 1
     with pytest.raises(ValueError, match="payoff must be three finite numbers"):
-        t.game_payoffs(results, (1, -1))
+        game_payoffs(results, (1, -1))
 
 
 def test_take_networks_per_population():
-    pop = t.random_population(np.random.default_rng(3), 8).reshape(2, 4)
-    taken = t.take_networks(pop, np.array([[3, 0], [1, 1]]))
+    pop = random_population(np.random.default_rng(3), 8).reshape(2, 4)
+    taken = take_networks(pop, np.array([[3, 0], [1, 1]]))
     assert taken.shape == (2, 2)
     for (i, j), source in {(0, 0): (0, 3), (0, 1): (0, 0), (1, 0): (1, 1), (1, 1): (1, 1)}.items():
         for a, b in zip(taken[i, j].arrays(), pop[source].arrays(), strict=True):
@@ -109,10 +127,10 @@ def test_take_networks_per_population():
 
 
 def test_draw_generation_into_a_buffer_gives_the_same_numbers():
-    fresh = t.draw_generation(np.random.default_rng(4), 6, 5)
-    buffer = t.GenerationDraws(t.MutationDraws(np.empty((2, 6, 199)), np.empty((2, 6, 3))),
+    fresh = draw_generation(np.random.default_rng(4), 6, 5)
+    buffer = GenerationDraws(MutationDraws(np.empty((2, 6, 199)), np.empty((2, 6, 3))),
                                np.empty((2, 12, 32, 4)), np.empty((2, 12, 5)), np.empty((2, 12)))  # fmt: skip
-    t.draw_generation(np.random.default_rng(4), 6, 5, out=buffer[1])
+    draw_generation(np.random.default_rng(4), 6, 5, out=buffer[1])
     assert fresh.games.shape == (12, 32, 4) and fresh.comparisons.shape == (12, 5) and fresh.ties.shape == (12,)
     for a, b in ((fresh.mutation.noise, buffer.mutation.noise[1]), (fresh.mutation.structure,
                  buffer.mutation.structure[1]), (fresh.games, buffer.games[1]),
@@ -123,12 +141,12 @@ def test_draw_generation_into_a_buffer_gives_the_same_numbers():
 # --- one generation: readable versus batched ---------------------------------------------------------------
 
 CASES = [
-    ("paper seed 0", 0, 6, t.PAPER_RULES, t.PAPER_MUTATION, t.PAPER_SELECTION),
-    ("paper seed 1", 1, 6, t.PAPER_RULES, t.PAPER_MUTATION, t.PAPER_SELECTION),
-    ("textbook readings", 2, 5, t.OpponentRules(rule_d_lines="opponent", first_reply="rules"),
-     t.MutationSettings(spread_is="variance"), t.SelectionSettings(payoff=(1, -1, 0), comparisons=5, ties_win=False)),
-    ("mixed", 3, 4, t.OpponentRules(rule_d_lines="opponent", random_move_probability=0.3),
-     t.MutationSettings(structure_change_probability=1.0), t.SelectionSettings(payoff=(1, -1, 0), comparisons=3)),
+    ("paper seed 0", 0, 6, PAPER_RULES, PAPER_MUTATION, PAPER_SELECTION),
+    ("paper seed 1", 1, 6, PAPER_RULES, PAPER_MUTATION, PAPER_SELECTION),
+    ("textbook readings", 2, 5, OpponentRules(rule_d_lines="opponent", first_reply="rules"),
+     MutationSettings(spread_is="variance"), SelectionSettings(payoff=(1, -1, 0), comparisons=5, ties_win=False)),
+    ("mixed", 3, 4, OpponentRules(rule_d_lines="opponent", random_move_probability=0.3),
+     MutationSettings(structure_change_probability=1.0), SelectionSettings(payoff=(1, -1, 0), comparisons=3)),
 ]  # fmt: skip
 
 
@@ -137,16 +155,16 @@ CASES = [
 )
 def test_generation_step_matches_the_readable_step(name, seed, parents, rules, mutation, selection):
     rng = np.random.default_rng(seed)
-    population = t.random_population(rng, parents)
-    draws = t.draw_generation(rng, parents, selection.comparisons)
-    step = t.generation_step(population, draws, rules, mutation, selection)
+    population = random_population(rng, parents)
+    draws = draw_generation(rng, parents, selection.comparisons)
+    step = generation_step(population, draws, rules, mutation, selection)
     networks = [population.network(i) for i in range(parents)]
-    new_parents, scores, points, chosen = t.generation_step_readable(networks, draws, rules, mutation, selection)
+    new_parents, scores, points, chosen = generation_step_readable(networks, draws, rules, mutation, selection)
     assert np.array_equal(step.scores, scores)
     assert np.array_equal(step.points, points)
     assert np.array_equal(step.chosen, chosen)
-    survivors = t.stack_networks(new_parents)
-    for a, b in zip(step.parents.arrays(), survivors.arrays(), strict=True):
+    kept = stack_networks(new_parents)
+    for a, b in zip(step.parents.arrays(), kept.arrays(), strict=True):
         assert np.array_equal(a, b)
     # bookkeeping: the survivors are the chosen scored networks, ranked by points
     assert len(set(chosen.tolist())) == parents
@@ -162,15 +180,15 @@ def test_generation_step_matches_the_readable_step(name, seed, parents, rules, m
 
 def test_generation_step_on_several_trials_at_once():
     rng = np.random.default_rng(12)
-    parents = t.random_population(rng, 12).reshape(2, 6)
-    draws = [t.draw_generation(rng, 6) for _ in range(2)]
-    stacked = t.GenerationDraws(
-        t.MutationDraws(np.stack([d.mutation.noise for d in draws]), np.stack([d.mutation.structure for d in draws])),
+    parents = random_population(rng, 12).reshape(2, 6)
+    draws = [draw_generation(rng, 6) for _ in range(2)]
+    stacked = GenerationDraws(
+        MutationDraws(np.stack([d.mutation.noise for d in draws]), np.stack([d.mutation.structure for d in draws])),
         np.stack([d.games for d in draws]), np.stack([d.comparisons for d in draws]), np.stack([d.ties for d in draws]),
     )  # fmt: skip
-    together = t.generation_step(parents, stacked)
+    together = generation_step(parents, stacked)
     for k in range(2):
-        alone = t.generation_step(parents[k], draws[k])
+        alone = generation_step(parents[k], draws[k])
         assert np.array_equal(together.scores[k], alone.scores)
         assert np.array_equal(together.chosen[k], alone.chosen)
         for a, b in zip(together.parents[k].arrays(), alone.parents.arrays(), strict=True):
@@ -179,27 +197,27 @@ def test_generation_step_on_several_trials_at_once():
 
 def test_carried_openings_give_the_same_generations_and_are_the_survivors_own():
     rng = np.random.default_rng(13)
-    parents = t.random_population(rng, 16).reshape(2, 8)
+    parents = random_population(rng, 16).reshape(2, 8)
     carried, openings = parents, None
     for _ in range(4):
-        draws = t.draw_generation(rng, 8)
-        draws = t.GenerationDraws(
-            t.MutationDraws(np.stack([draws.mutation.noise] * 2), np.stack([draws.mutation.structure] * 2)),
+        draws = draw_generation(rng, 8)
+        draws = GenerationDraws(
+            MutationDraws(np.stack([draws.mutation.noise] * 2), np.stack([draws.mutation.structure] * 2)),
             np.stack([draws.games] * 2), np.stack([draws.comparisons] * 2), np.stack([draws.ties] * 2),
         )  # fmt: skip
-        fresh = t.generation_step(carried, draws)  # openings played again
-        step = t.generation_step(carried, draws, openings=openings)
+        fresh = generation_step(carried, draws)  # openings played again
+        step = generation_step(carried, draws, openings=openings)
         assert np.array_equal(fresh.scores, step.scores) and np.array_equal(fresh.chosen, step.chosen)
         # the carried openings are exactly what the survivors would play
-        own = t.protocol_openings(step.parents)
+        own = protocol_openings(step.parents)
         assert step.openings.shape == (2, 8)
         assert np.array_equal(step.openings.boards, own.boards)
         assert np.array_equal(step.openings.negated_sums, own.negated_sums)
         carried, openings = step.parents, step.openings
-    other_rules = t.OpponentRules(first_reply="rules")
-    assert t.generation_step(carried, draws, other_rules).openings is None  # no openings without cycled replies
+    other_rules = OpponentRules(first_reply="rules")
+    assert generation_step(carried, draws, other_rules).openings is None  # no openings without cycled replies
     with pytest.raises(ValueError, match="cycles its first reply"):
-        t.generation_step(carried, draws, other_rules, openings=openings)
+        generation_step(carried, draws, other_rules, openings=openings)
 
 
 # --- settings validation ---------------------------------------------------------------------------------
@@ -223,17 +241,17 @@ def test_carried_openings_give_the_same_generations_and_are_the_survivors_own():
 )
 def test_selection_settings_reject_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        t.SelectionSettings(**kwargs)
+        SelectionSettings(**kwargs)
 
 
 @pytest.mark.parametrize("payoff", [("win", "loss", "draw"), (1, -10, [0])], ids=["words", "ragged"])
 def test_a_payoff_of_non_numbers_is_rejected_naming_the_payoff(payoff):
     with pytest.raises(ValueError, match="payoff must be three finite numbers"):
-        t.SelectionSettings(payoff=payoff)
+        SelectionSettings(payoff=payoff)
 
 
 def test_selection_settings_store_the_payoff_as_floats():
-    settings = t.SelectionSettings(payoff=[2, -3, 1])
+    settings = SelectionSettings(payoff=[2, -3, 1])
     assert settings.payoff == (2.0, -3.0, 1.0) and all(type(v) is float for v in settings.payoff)
 
 
@@ -241,7 +259,7 @@ def test_selection_settings_store_the_payoff_as_floats():
     ("kwargs", "message"),
     [
         ({"parents": 5}, r"comparisons \(10\) must be at most 2 \* parents - 1 = 9"),
-        ({"parents": 3, "selection": t.SelectionSettings(comparisons=6)}, r"comparisons \(6\) .* = 5"),
+        ({"parents": 3, "selection": SelectionSettings(comparisons=6)}, r"comparisons \(6\) .* = 5"),
         ({"parents": -5}, r"parents must be a whole number >= 1; got -5"),
         ({"parents": 0}, r"parents must be a whole number >= 1"),
         ({"parents": 50.0}, r"parents must be a whole number >= 1"),
@@ -255,36 +273,36 @@ def test_selection_settings_store_the_payoff_as_floats():
 )
 def test_experiment_config_rejects_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        t.ExperimentConfig(**kwargs)
+        ExperimentConfig(**kwargs)
 
 
 def test_experiment_config_accepts_the_smallest_population_for_its_comparisons():
-    assert t.ExperimentConfig(parents=6).parents == 6  # 2 * 6 - 1 = 11 >= 10
-    assert t.ExperimentConfig(parents=1, selection=t.SelectionSettings(comparisons=1)).parents == 1
+    assert ExperimentConfig(parents=6).parents == 6  # 2 * 6 - 1 = 11 >= 10
+    assert ExperimentConfig(parents=1, selection=SelectionSettings(comparisons=1)).parents == 1
 
 
 def test_experiment_config_dict_round_trip():
     import json
 
-    config = t.ExperimentConfig(
+    config = ExperimentConfig(
         parents=7, generations=3, trials=2,
-        rules=t.OpponentRules(random_move_probability=0.2, rule_d_lines="opponent", first_reply="rules"),
-        mutation=t.MutationSettings(weight_spread=0.1, spread_is="variance", structure_change_probability=0.3),
-        selection=t.SelectionSettings(payoff=(2, -1, 0.5), comparisons=4, ties_win=False),
+        rules=OpponentRules(random_move_probability=0.2, rule_d_lines="opponent", first_reply="rules"),
+        mutation=MutationSettings(weight_spread=0.1, spread_is="variance", structure_change_probability=0.3),
+        selection=SelectionSettings(payoff=(2, -1, 0.5), comparisons=4, ties_win=False),
     )  # fmt: skip
     data = json.loads(json.dumps(config.as_dict()))
     assert data["selection"]["payoff"] == [2.0, -1.0, 0.5]
-    assert t.ExperimentConfig.from_dict(data) == config
-    assert t.ExperimentConfig.from_dict(t.PAPER_EXPERIMENT.as_dict()) == t.PAPER_EXPERIMENT
+    assert ExperimentConfig.from_dict(data) == config
+    assert ExperimentConfig.from_dict(PAPER_EXPERIMENT.as_dict()) == PAPER_EXPERIMENT
 
 
 @pytest.mark.parametrize("results", [[1, 2, 0], [0.5, 1, -1], [-3]])
 def test_game_payoffs_reject_values_that_are_not_game_results(results):
     with pytest.raises(ValueError, match="results must be"):
-        t.game_payoffs(np.array(results))
+        game_payoffs(np.array(results))
 
 
 def test_take_networks_rejects_an_index_for_other_populations():
-    pop = t.random_population(np.random.default_rng(3), 8).reshape(2, 4)
+    pop = random_population(np.random.default_rng(3), 8).reshape(2, 4)
     with pytest.raises(ValueError, match="index must have shape"):
-        t.take_networks(pop, np.array([[0, 1], [2, 3], [1, 1]]))
+        take_networks(pop, np.array([[0, 1], [2, 3], [1, 1]]))

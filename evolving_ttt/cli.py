@@ -1,0 +1,101 @@
+"""The command line: ``python -m ttt_helpers evolve ...`` (chapter 7) and ``evaluate ...`` (chapter 11).
+
+The top of the package: it imports the systems and nothing imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, ExperimentConfig, champion_provenance, evolve, save_run
+from evolving_ttt.fogel.exact import evaluation_report
+from evolving_ttt.fogel.mutation import MutationSettings
+from evolving_ttt.fogel.network import load_network, save_network
+from evolving_ttt.fogel.opponent import OpponentRules
+from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
+from evolving_ttt.game import check_count
+
+
+def _payoff_argument(text: str) -> tuple[float, float, float]:
+    try:
+        return check_payoff([float(part) for part in text.split(",")])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected three numbers win,loss,draw such as 1,-10,0; got {text!r}"
+        ) from None
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0; got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser of ``python -m ttt_helpers`` (chapter 7)."""
+    parser = argparse.ArgumentParser(prog="python -m ttt_helpers", description="Fogel (1993) tic-tac-toe experiments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("evolve", help="run the evolutionary experiment and save every curve and final network")
+    run.add_argument("--trials", type=_nonnegative_int, default=PAPER_EXPERIMENT.trials)
+    run.add_argument("--generations", type=_nonnegative_int, default=PAPER_EXPERIMENT.generations)
+    run.add_argument("--parents", type=_nonnegative_int, default=PAPER_EXPERIMENT.parents)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--out", required=True, help="the .npz file to write")
+    run.add_argument("--payoff", type=_payoff_argument, default=PAPER_PAYOFF, help="win,loss,draw (default 1,-10,0)")
+    run.add_argument("--rule-d", choices=("own", "opponent"), default="own",
+                     help="rule (d) develops lines holding an O (own, the paper) or an X (opponent)")  # fmt: skip
+    run.add_argument("--first-reply", choices=("cycle", "rules"), default="cycle",
+                     help="O's first reply visits all eight squares (the paper) or follows the rules")  # fmt: skip
+    run.add_argument("--strict-selection", action="store_true",
+                     help="earn a selection point only against strictly lower scores (the textbook)")  # fmt: skip
+    run.add_argument("--spread-is", choices=("std", "variance"), default="std",
+                     help="0.05 is the standard deviation (the paper) or the variance of the weight noise")  # fmt: skip
+    run.add_argument("--workers", type=_nonnegative_int, default=None, help="processes to use (default: all cores)")
+    run.add_argument("--champion", help="also save the best network of trial 0 to this JSON file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved network")
+    evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
+    import os
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "evolve":
+        try:
+            config = ExperimentConfig(
+                parents=args.parents, generations=args.generations, trials=args.trials,
+                rules=OpponentRules(rule_d_lines=args.rule_d, first_reply=args.first_reply),
+                mutation=MutationSettings(spread_is=args.spread_is),
+                selection=SelectionSettings(payoff=args.payoff, ties_win=not args.strict_selection),
+            )  # fmt: skip
+            workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+            check_count(workers, "--workers")
+        except ValueError as error:
+            parser.error(str(error))
+        print(f"evolving: {config.trials} trials x {config.generations} generations, {config.parents} parents, "
+              f"seed {args.seed}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
+        run = evolve(config, seed=args.seed, progress=not args.quiet, workers=workers)
+        save_run(run, args.out)
+        final = run.best_score[:, -1]
+        print(f"wrote {args.out}: mean best score in the last generation {final.mean():.2f} "
+              f"(trials range {final.min():g} to {final.max():g})")  # fmt: skip
+        if args.champion:
+            save_network(run.best_network(0), args.champion, **champion_provenance(run, 0))
+            print(f"wrote {args.champion}: best network of trial 0 ({run.best_network(0).hidden_count} hidden nodes)")
+        return 0
+    try:
+        network, provenance = load_network(args.network)
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
+    print(evaluation_report(network, provenance))
+    return 0

@@ -239,3 +239,8 @@ def round_robin_points(outcomes: np.ndarray) -> np.ndarray:
     off = ~np.eye(n, dtype=bool)
     return ((as_x * off).sum(axis=1) + (as_o * off).sum(axis=0)) / (2 * (n - 1))
 
+
+
+def catalogue() -> list[ArenaPlayer]:
+    """Every player of the book: the reference players, then each system's saved players (book/21_arena.ipynb)."""
+    return [*reference_players(), fogel_champion()]

@@ -118,7 +118,7 @@ from evolving_ttt.fogel.exact import (
 
 # Chapter 14: play against the evolved network (book/14_play.ipynb)
 from evolving_ttt.play import (
-    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, NetworkView, GameSession, output_color,
+    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
     PlayWidget, play_widget,
 )
 
@@ -129,7 +129,8 @@ from evolving_ttt.static_board import (
 
 # Chapter 21: the arena, every system's players on the same exact yardsticks
 from evolving_ttt.arena import (
-    ArenaPlayer, table_player, best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
+    Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
+    best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
     results_as, ArenaRow, measure, round_robin, round_robin_points,
 )
 

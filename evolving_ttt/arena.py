@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.fogel.exact import best_response, protocol_score, rule_base_policy
-from evolving_ttt.fogel.network import load_network, network_move
+from evolving_ttt.fogel.network import load_network, network_move, network_outputs
 from evolving_ttt.fogel.opponent import PAPER_RULES
 from evolving_ttt.game import (
+    MARK_DIGIT,
+    POWERS_OF_3,
     SYMBOLS,
     O,
     X,
@@ -48,9 +50,33 @@ from evolving_ttt.outcomes import (
     policy_table,
     random_policy,
 )
+from evolving_ttt.perfect import minimax_values
 
 DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 """The folder of the saved players (every system chapter writes its players there)."""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a player moves where it does on one board: what the play chapter shows beside the board (chapter 14).
+
+    Attributes
+    ----------
+    values
+        Nine numbers, one per square, that the player's choice rests on (nan on occupied squares), or
+        all nan when its reasons are not numbers.
+    label
+        What the numbers are ("output", "minimax value", ...).
+    text
+        One or two sentences; for a program, the path through it that reached the move.
+    move
+        The square the player plays (for a stochastic player, one of its likely squares).
+    """
+
+    values: np.ndarray
+    label: str
+    text: str
+    move: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +91,8 @@ class ArenaPlayer:
         Its policy tables as X and as O, shape (19683, 9) each.
     training
         What making it cost, in words (games played or positions scored), or "" for reference players.
+    explain
+        ``explain(board, mark) -> Explanation``: why the player moves where it does (chapter 14).
     """
 
     name: str
@@ -73,6 +101,7 @@ class ArenaPlayer:
     x_policy: np.ndarray = field(repr=False)
     o_policy: np.ndarray = field(repr=False)
     training: str = ""
+    explain: Callable[[np.ndarray, int], Explanation] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_policy(self.x_policy, X, f"{self.name}'s x_policy")
@@ -110,13 +139,34 @@ class ArenaPlayer:
 
 
 def table_player(
-    name: str, system: str, description: str, move: Callable[[np.ndarray, int], int], training: str = ""
+    name: str,
+    system: str,
+    description: str,
+    move: Callable[[np.ndarray, int], int],
+    training: str = "",
+    explain: Callable[[np.ndarray, int], Explanation] | None = None,
 ) -> ArenaPlayer:
     """An :class:`ArenaPlayer` from a deterministic move function ``move(board, mark) -> square``."""
     return ArenaPlayer(
         name, system, description, policy_table(lambda board: move(board, X), X),
-        policy_table(lambda board: move(board, O), O), training,
+        policy_table(lambda board: move(board, O), O), training, explain,
     )  # fmt: skip
+
+
+def square_values(board: np.ndarray, values: Sequence[float]) -> np.ndarray:
+    """Nine values as floats with nan on the occupied squares of ``board`` (for an :class:`Explanation`)."""
+    board = np.asarray(board)
+    return np.where(board == 0, np.asarray(values, dtype=float), np.nan)
+
+
+def probability_explanation(policy: Callable[[int], np.ndarray], text: str) -> Callable[[np.ndarray, int], Explanation]:
+    """An ``explain`` that shows a player's move probabilities and says ``text`` (for stochastic players)."""
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        row = policy(mark)[board_index(board)]
+        return Explanation(square_values(board, row), "probability", text, int(np.argmax(row)))
+
+    return explain
 
 
 # --- The reference players --------------------------------------------------------------------------
@@ -135,22 +185,55 @@ def best_response_player() -> ArenaPlayer:
     rows = np.flatnonzero(ceiling.policy >= 0)
     x_table[rows] = 0.0
     x_table[rows, ceiling.policy[rows]] = 1.0
-    o_table, _ = best_response_policy(rule_base_policy(X), O, payoff)
+    o_table, o_values = best_response_policy(rule_base_policy(X), O, payoff)
+    _, x_values = best_response_policy(rule_base_policy(O), X, payoff)
+    tables = {X: (x_table, x_values), O: (o_table, o_values)}
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        table, values = tables[mark]
+        i = board_index(board)
+        after = [values[i + MARK_DIGIT[mark] * POWERS_OF_3[s]] if board[s] == 0 else np.nan for s in range(9)]
+        move = int(np.argmax(table[i]))
+        return Explanation(square_values(board, after), "expected payoff",
+                           f"The expected payoff of each move against the rule base (+1 win, -10 loss, 0 draw); "
+                           f"it plays square {move}.", move)  # fmt: skip
+
     return ArenaPlayer("best response", "reference", "expectimax against the rule base (chapter 10)",
-                       x_table, o_table)  # fmt: skip
+                       x_table, o_table, explain=explain)  # fmt: skip
+
+
+def perfect_explanation(random_move_probability: float) -> Callable[[np.ndarray, int], Explanation]:
+    """The perfect player's reasons: the game-theoretic value of each move, from its side."""
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        i = board_index(board)
+        values = [mark * minimax_values()[i + MARK_DIGIT[mark] * POWERS_OF_3[s]] + 0.0 if board[s] == 0 else np.nan
+                  for s in range(9)]  # fmt: skip
+        best = [s for s in range(9) if values[s] == np.nanmax(values)]
+        text = f"Value of each move with best play from then on (+1 win, 0 draw, -1 loss): best {best}, one at random."
+        if random_move_probability:
+            text += f" {random_move_probability:.0%} of the time it plays any empty square instead."
+        return Explanation(square_values(board, values), "minimax value", text, best[0])
+
+    return explain
 
 
 @cache
 def reference_players() -> tuple[ArenaPlayer, ...]:
     """The yardstick players: random, Fogel's rule base, perfect, 10%-random perfect, best response."""
+    random = {X: random_policy(X), O: random_policy(O)}
+    rules = {X: rule_base_policy(X), O: rule_base_policy(O)}
     return (
-        ArenaPlayer("random", "reference", "a uniformly random empty square", random_policy(X), random_policy(O)),
+        ArenaPlayer("random", "reference", "a uniformly random empty square", random[X], random[O],
+                    explain=probability_explanation(random.get, "Every empty square is equally likely.")),
         ArenaPlayer("rule base", "Fogel (1993)", "Fogel's near-perfect rules, 10% random moves, either side",
-                    rule_base_policy(X), rule_base_policy(O)),
+                    rules[X], rules[O], explain=probability_explanation(rules.get,
+                    "Steps (b)-(e) name the candidate squares (win, block, build a line, anything); one is taken at "
+                    "random, and 10% of the time any empty square instead.")),
         ArenaPlayer("perfect", "reference", "minimax, at random among the best moves",
-                    perfect_policy(X), perfect_policy(O)),
+                    perfect_policy(X), perfect_policy(O), explain=perfect_explanation(0.0)),
         ArenaPlayer("perfect, 10% random", "reference", "the perfect player with a 10% random move",
-                    perfect_policy(X, 0.1), perfect_policy(O, 0.1)),
+                    perfect_policy(X, 0.1), perfect_policy(O, 0.1), explain=perfect_explanation(0.1)),
         best_response_player(),
     )  # fmt: skip
 
@@ -159,9 +242,20 @@ def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
     """Fogel's champion network from its file; as O it plays through the colour swap (chapter 14)."""
     network, provenance = load_network(path)
     training = "50 parents + 50 offspring x 32 games x 800 generations = 2,560,000 games per trial"
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        move = network_move(network, board, mark)
+        side = "" if mark == X else " (as O it sees the board with the colours swapped)"
+        return Explanation(
+            square_values(board, network_outputs(network, board, mark)),
+            "output",
+            f"The network's nine outputs{side}; it plays its strongest empty square, {move}.",
+            move,
+        )
+
     return table_player("Fogel champion", "Fogel (1993)",
                         f"9-{network.hidden_count}-9 network, seed {provenance.get('seed')}",
-                        lambda board, mark: network_move(network, board, mark), training)  # fmt: skip
+                        lambda board, mark: network_move(network, board, mark), training, explain)  # fmt: skip
 
 
 # --- The yardsticks ---------------------------------------------------------------------------------
@@ -240,7 +334,10 @@ def round_robin_points(outcomes: np.ndarray) -> np.ndarray:
     return ((as_x * off).sum(axis=1) + (as_o * off).sum(axis=0)) / (2 * (n - 1))
 
 
+@cache
+def catalogue() -> tuple[ArenaPlayer, ...]:
+    """Every player of the book: the reference players, then each system's saved players (book/21_arena.ipynb).
 
-def catalogue() -> list[ArenaPlayer]:
-    """Every player of the book: the reference players, then each system's saved players (book/21_arena.ipynb)."""
-    return [*reference_players(), fogel_champion()]
+    Built once per process (tabulating the players takes a few seconds) and shared.
+    """
+    return (*reference_players(), fogel_champion())

@@ -2,6 +2,7 @@
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
 #   make book    execute every notebook and build the HTML book into _build/html
 #   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
+#   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
 #   make clean   remove the built book
 
@@ -20,7 +21,7 @@ export TTT_RUN_CACHE := $(RUNS)
 # _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
 NO_EXECUTE := .config-no-execute.yml
 
-.PHONY: all venv book test bench clean
+.PHONY: all venv book test play bench clean
 
 all: book
 
@@ -54,6 +55,10 @@ test: $(STAMP)
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
 	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason.
 	$(PY) -m pytest -p no:nbval -rs tests/browser
+
+# Voila runs book/play_app.ipynb (the play chapter's widget alone) and opens it in the browser; Ctrl-C stops it.
+play: $(STAMP)
+	$(VENV)/bin/voila book/play_app.ipynb
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py

@@ -258,7 +258,9 @@ class PlayWidget:
         self.opponent.observe(self._reconfigure, names="value")
         self.side.observe(self._reconfigure, names="value")
         self.status = widgets.HTML()
+        self.status.add_class("ttt-status")  # names for the browser test of `make play`
         self.score = widgets.HTML()
+        self.score.add_class("ttt-tally")
         self.heat = [widgets.HTML(layout=widgets.Layout(width="64px", height="64px")) for _ in range(9)]
 
         def three_by_three(cells):  # fixed 66-pixel rows and columns, not stretched to the panel beside it

@@ -50,11 +50,20 @@ from evolving_ttt.ling_lam.network import (
     output_squares,
     training_positions,
 )
+from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
 """The fitness the paper reports after 50,000 iterations, one run each."""
 PAPER_TABLE_1 = {"nndtf first": (18, 3, 4), "baseline first": (13, 4, 8)}
 """The paper's Table 1: the NNDTF's wins, draws and losses in 25 games each way against the baseline."""
+
+METHODS = {
+    "nndtf": ("nndtf", "improved"),
+    "baseline": ("baseline", "traditional"),
+    "nndtf-traditional-ga": ("nndtf", "traditional"),
+    "baseline-improved-ga": ("baseline", "improved"),
+}
+"""Each method's network and GA: the paper's two, and the two crossings that separate the network from the GA."""
 
 GENES = {"nndtf": NNDTF_GENES, "baseline": BASELINE_GENES}
 LAYOUTS = {"nndtf": NNDTF_LAYOUT, "baseline": BASELINE_LAYOUT}
@@ -103,13 +112,13 @@ class LingLamConfig:
 
     def settings(self, method: str) -> ImprovedGASettings | TraditionalGASettings:
         """The GA settings of ``method`` with this experiment's population, iterations and replacement."""
-        if method == "nndtf":
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r}")
+        if METHODS[method][1] == "improved":
             return ImprovedGASettings(**{**self.improved.as_dict(), "population": self.population,
                                          "iterations": self.iterations, "replacement": self.replacement})  # fmt: skip
-        if method == "baseline":
-            return TraditionalGASettings(**{**self.traditional.as_dict(), "population": self.population,
-                                            "iterations": self.iterations})  # fmt: skip
-        raise ValueError(f"method must be one of {NETWORK_KINDS}; got {method!r}")
+        return TraditionalGASettings(**{**self.traditional.as_dict(), "population": self.population,
+                                        "iterations": self.iterations})  # fmt: skip
 
     def training(self) -> TrainingSet:
         return cached_training_positions(self.training_seed, self.training_count, self.training_source)
@@ -134,11 +143,10 @@ def cached_training_positions(seed: int, count: int, source: str) -> TrainingSet
     return training_positions(seed, count, source)
 
 
-def fitness_function(method: str, training: TrainingSet, order: str = "simultaneous"):
-    """The fitness (31) of chromosomes (k, n) of ``method``'s network on ``training``, as a function."""
-    kind = method if method in NETWORK_KINDS else None
-    if kind is None:
-        raise ValueError(f"method must be one of {NETWORK_KINDS}; got {method!r}")
+def fitness_function(kind: str, training: TrainingSet, order: str = "simultaneous"):
+    """The fitness (31) of chromosomes (k, n) of ``kind``'s network (``"nndtf"`` or ``"baseline"``), as a function."""
+    if kind not in NETWORK_KINDS:
+        raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
     return lambda genes: fitness(network_outputs(kind, genes, training.inputs, order), training)
 
 
@@ -146,7 +154,9 @@ def run_generators(seed: int, method: str, runs: int) -> list[np.random.Generato
     """One generator per run of ``method``: run s of seed k is the same whatever the number of runs."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
-    sequence = np.random.SeedSequence([NETWORK_KINDS.index(method), int(seed)])
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r}")
+    sequence = np.random.SeedSequence([list(METHODS).index(method), int(seed)])
     return [np.random.default_rng(s) for s in sequence.spawn(check_count(runs, "runs"))]
 
 
@@ -177,7 +187,7 @@ class TrainingRun:
     def network(self, run: int | None = None) -> TrainedNetwork:
         """The trained network of run ``run`` (default: the fittest run, the first of equals)."""
         run = int(np.argmax(self.champion_fitness)) if run is None else run
-        return TrainedNetwork(self.method, self.champions[run], self.config.order)
+        return TrainedNetwork(METHODS[self.method][0], self.champions[run], self.config.order)
 
     def provenance(self, run: int | None = None) -> dict:
         run = int(np.argmax(self.champion_fitness)) if run is None else run
@@ -187,14 +197,15 @@ class TrainingRun:
 
 def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress) -> GARun:
     rngs = [run_generators(seed, method, config.seeds)[s] for s in runs]
-    evaluate = fitness_function(method, config.training(), config.order)
-    engine = improved_ga_lockstep if method == "nndtf" else traditional_ga_lockstep
-    return engine(evaluate, GENES[method], rngs, config.settings(method), progress)
+    kind, algorithm = METHODS[method]
+    evaluate = fitness_function(kind, config.training(), config.order)
+    engine = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
+    return engine(evaluate, GENES[kind], rngs, config.settings(method), progress)
 
 
 def train(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, progress: bool | str = False,
           workers: int = 1) -> TrainingRun:  # fmt: skip
-    """Train ``config.seeds`` networks of ``method`` in lockstep, over ``workers`` processes (chapter 18).
+    """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
     Run s draws only from its own generator (:func:`run_generators`), so the result is the same, bit
     for bit, for any number of workers. The bar follows this process's share of the runs.
@@ -359,6 +370,14 @@ def _move_table(kind: str, genes_bytes: bytes, order: str) -> np.ndarray:
     moves[playable] = output_squares(network_outputs(kind, genes, heuristic_encoding(own), order), own)
     moves.flags.writeable = False
     return moves
+
+
+def network_policy(network: TrainedNetwork, mark: int) -> np.ndarray:
+    """A trained network as a policy table (19683, 9) for ``mark`` (see :mod:`evolving_ttt.outcomes`)."""
+    rows = boards_to_move(mark)
+    table = np.zeros(POLICY_SHAPE)
+    table[rows, move_table(network)[rows]] = 1.0
+    return table
 
 
 def play_from_positions(x_moves: np.ndarray, o_moves: np.ndarray, boards: np.ndarray) -> np.ndarray:

@@ -101,8 +101,6 @@ def draw_board(
     return ax
 
 
-
-
 @dataclass
 class GameNode:
     """A node of a tree of games (chapter 8).

@@ -174,6 +174,8 @@ class TrainingRun:
         (S, n) the trained network of each run and (S,) its fitness (see :class:`~evolving_ttt.ling_lam.ga.GARun`).
     evaluations
         Fitness evaluations per run.
+    curve_step
+        Column k of ``best_fitness`` is iteration ``k * curve_step`` (1 for a run; more in a summary file).
     """
 
     method: str
@@ -183,6 +185,12 @@ class TrainingRun:
     champions: np.ndarray
     champion_fitness: np.ndarray
     evaluations: int
+    curve_step: int = 1
+
+    @property
+    def iterations(self) -> np.ndarray:
+        """The iteration of each column of ``best_fitness``."""
+        return np.arange(self.best_fitness.shape[1]) * self.curve_step
 
     def network(self, run: int | None = None) -> TrainedNetwork:
         """The trained network of run ``run`` (default: the fittest run, the first of equals)."""
@@ -234,19 +242,33 @@ def train(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, prog
     )  # fmt: skip
 
 
-def save_training_run(run: TrainingRun, path: str | Path) -> None:
-    """Write a run to a ``.npz`` file (curves, trained networks, settings)."""
-    np.savez_compressed(path, method=run.method, config=json.dumps(run.config.as_dict()), seed=run.seed,
-                        best_fitness=run.best_fitness, champions=run.champions,
-                        champion_fitness=run.champion_fitness, evaluations=run.evaluations)  # fmt: skip
+def save_training_runs(runs: dict[str, TrainingRun], path: str | Path) -> None:
+    """Write runs (one per method) to a ``.npz`` file: every curve, the trained networks and the settings."""
+    arrays = {}
+    for method, run in runs.items():
+        arrays |= {f"{method}/config": json.dumps(run.config.as_dict()), f"{method}/seed": run.seed,
+                   f"{method}/best_fitness": run.best_fitness, f"{method}/champions": run.champions,
+                   f"{method}/champion_fitness": run.champion_fitness, f"{method}/evaluations": run.evaluations,
+                   f"{method}/curve_step": run.curve_step}  # fmt: skip
+    np.savez_compressed(path, methods=json.dumps(list(runs)), **arrays)
 
 
-def load_training_run(path: str | Path) -> TrainingRun:
-    """Read a run written by :func:`save_training_run`."""
+def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
+    """Read runs written by :func:`save_training_runs`."""
     with np.load(path) as data:
-        return TrainingRun(str(data["method"]), LingLamConfig.from_dict(json.loads(str(data["config"]))),
-                           int(data["seed"]), data["best_fitness"], data["champions"], data["champion_fitness"],
-                           int(data["evaluations"]))  # fmt: skip
+        return {
+            method: TrainingRun(
+                method,
+                LingLamConfig.from_dict(json.loads(str(data[f"{method}/config"]))),
+                int(data[f"{method}/seed"]),
+                data[f"{method}/best_fitness"],
+                data[f"{method}/champions"],
+                data[f"{method}/champion_fitness"],
+                int(data[f"{method}/evaluations"]),
+                int(data[f"{method}/curve_step"]),
+            )  # fmt: skip
+            for method in json.loads(str(data["methods"]))
+        }
 
 
 def run_training(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, progress: bool | str = True,
@@ -264,12 +286,12 @@ def run_training(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 
         key = json.dumps({"method": method, "config": config.as_dict(), "seed": int(seed)}, sort_keys=True)
         path = Path(folder) / f"ling-lam-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
         if path.exists():
-            return load_training_run(path)
+            return load_training_runs(path)[method]
     run = train(method, config, seed, progress, workers)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".partial.npz")
-        save_training_run(run, partial)
+        save_training_runs({method: run}, partial)
         partial.replace(path)  # a complete file or none
     return run
 
@@ -277,6 +299,79 @@ def run_training(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 
 RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
 """The environment variable naming the build's run cache: the same variable as Fogel's ``run_experiment``
 (a system module may not import another system, so the name is repeated here and a test checks they agree)."""
+
+RUNS_FILE_FORMAT = "ling-lam-runs"
+"""The ``format`` field of a summary of training runs (JSON)."""
+
+
+def save_runs_summary(runs: dict[str, TrainingRun], path: str | Path, curve_step: int = 250, **provenance) -> None:
+    """Save the record of full training runs as JSON, small enough for the book's data folder.
+
+    Fields: ``format`` (``"ling-lam-runs"``), ``version`` (1), ``curve_step``, the provenance given as
+    keyword arguments (for instance the command that made the runs), and ``methods``: for each method its
+    ``experiment`` (the settings), ``seed``, ``evaluations`` per run, ``champion_fitness`` (one per run),
+    ``champions`` (the trained networks' genes, one list per run) and ``best_fitness`` (per run, the best
+    fitness in the population at iterations 0, curve_step, 2 curve_step, ..., and the last one).
+    Numbers are written with all their digits, so loading gives back the same values bit for bit.
+    """
+    curve_step = check_count(curve_step, "curve_step")
+    methods = {}
+    for method, run in runs.items():
+        if run.curve_step != 1:
+            raise ValueError("save_runs_summary needs full runs (curve_step 1)")
+        if run.config.iterations % curve_step:
+            raise ValueError(f"curve_step {curve_step} must divide the {run.config.iterations} iterations")
+        methods[method] = {"experiment": run.config.as_dict(), "seed": run.seed, "evaluations": run.evaluations,
+                           "champion_fitness": run.champion_fitness.tolist(), "champions": run.champions.tolist(),
+                           "best_fitness": run.best_fitness[:, ::curve_step].tolist()}  # fmt: skip
+    record = {"format": RUNS_FILE_FORMAT, "version": 1, "curve_step": curve_step, **provenance, "methods": methods}
+    Path(path).write_text(json.dumps(record) + "\n")
+
+
+def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
+    """Load a file written by :func:`save_runs_summary`: the runs (curves sampled) and the provenance.
+
+    Raises
+    ------
+    ValueError
+        If the file is not JSON or not such a file, or a field is missing or inconsistent, saying which.
+    """
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    if not isinstance(record, dict) or record.get("format") != RUNS_FILE_FORMAT:
+        raise ValueError(f'{path} is not a Ling-Lam runs file: it needs "format": "{RUNS_FILE_FORMAT}"')
+    if record.get("version") != 1:
+        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    if not isinstance(record.get("methods"), dict) or not isinstance(record.get("curve_step"), int):
+        raise ValueError(f"{path} needs the fields methods (an object) and curve_step (a whole number)")
+    runs = {}
+    for method, entry in record["methods"].items():
+        try:
+            if method not in METHODS:
+                raise ValueError(f"unknown method {method!r}")
+            missing = [k for k in ("experiment", "seed", "evaluations", "champion_fitness", "champions",
+                                   "best_fitness") if k not in entry]  # fmt: skip
+            if missing:
+                raise ValueError(f"lacks the field(s) {missing}")
+            config = LingLamConfig.from_dict(entry["experiment"])
+            champions = check_genes(np.array(entry["champions"], dtype=float), GENES[METHODS[method][0]], "champions")
+            fitness_values = np.array(entry["champion_fitness"], dtype=float)
+            curves = np.array(entry["best_fitness"], dtype=float)
+            points = config.iterations // record["curve_step"] + 1
+            if champions.shape[0] != config.seeds or fitness_values.shape != (config.seeds,):
+                raise ValueError(f"needs {config.seeds} champions and fitnesses (one per seed)")
+            if curves.shape != (config.seeds, points):
+                raise ValueError(f"best_fitness must have shape ({config.seeds}, {points}); got {curves.shape}")
+            runs[method] = TrainingRun(method, config, int(entry["seed"]), curves, champions, fitness_values,
+                                       int(entry["evaluations"]), record["curve_step"])  # fmt: skip
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"{path}, method {method}: {error}") from None
+    provenance = {k: v for k, v in record.items() if k not in ("format", "version", "curve_step", "methods")}
+    return runs, provenance
+
 
 NETWORK_FILE_FORMAT = "ling-lam-network"
 """The ``format`` field of a trained network's JSON file."""

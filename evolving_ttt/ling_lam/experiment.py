@@ -46,7 +46,7 @@ from evolving_ttt.ling_lam.network import (
     TrainingSet,
     check_genes,
     fitness,
-    network_outputs,
+    ling_lam_outputs,
     output_squares,
     training_positions,
 )
@@ -147,7 +147,7 @@ def fitness_function(kind: str, training: TrainingSet, order: str = "simultaneou
     """The fitness (31) of chromosomes (k, n) of ``kind``'s network (``"nndtf"`` or ``"baseline"``), as a function."""
     if kind not in NETWORK_KINDS:
         raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
-    return lambda genes: fitness(network_outputs(kind, genes, training.inputs, order), training)
+    return lambda genes: fitness(ling_lam_outputs(kind, genes, training.inputs, order), training)
 
 
 def run_generators(seed: int, method: str, runs: int) -> list[np.random.Generator]:
@@ -393,7 +393,7 @@ class TrainedNetwork:
         object.__setattr__(self, "genes", check_genes(self.genes, GENES[self.kind]).copy())
 
     def outputs(self, inputs: np.ndarray) -> np.ndarray:
-        return network_outputs(self.kind, self.genes, inputs, self.order)
+        return ling_lam_outputs(self.kind, self.genes, inputs, self.order)
 
     def move(self, board: np.ndarray) -> int:
         """The network's move for the player to move (O sees the colours swapped)."""
@@ -462,7 +462,7 @@ def _move_table(kind: str, genes_bytes: bytes, order: str) -> np.ndarray:
     own = tables.boards[playable] * tables.to_move[playable, None]  # the mover as X
     genes = np.frombuffer(genes_bytes)
     moves = np.full(N_BOARDS, -1, dtype=np.int8)
-    moves[playable] = output_squares(network_outputs(kind, genes, heuristic_encoding(own), order), own)
+    moves[playable] = output_squares(ling_lam_outputs(kind, genes, heuristic_encoding(own), order), own)
     moves.flags.writeable = False
     return moves
 

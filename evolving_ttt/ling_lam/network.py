@@ -219,7 +219,7 @@ def output_squares(outputs: np.ndarray, boards: np.ndarray) -> np.ndarray:
 NETWORK_KINDS = ("nndtf", "baseline")
 
 
-def network_outputs(kind: str, genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:
+def ling_lam_outputs(kind: str, genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:
     """Outputs of NNDTFs (``kind="nndtf"``) or baseline networks (``"baseline"``) on encoded boards."""
     if kind == "nndtf":
         return nndtf_outputs(genes, inputs, order)
@@ -236,7 +236,7 @@ def network_player(kind: str, genes: np.ndarray, order: str = "simultaneous") ->
         board = np.asarray(board)
         mark = player_to_move(board)
         own = board * mark  # the colour swap: the mover is X
-        output = network_outputs(kind, genes, heuristic_encoding(own[None]), order)
+        output = ling_lam_outputs(kind, genes, heuristic_encoding(own[None]), order)
         return int(output_squares(output, own[None])[0])
 
     return move

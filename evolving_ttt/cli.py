@@ -183,6 +183,7 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
     """``python -m ttt_helpers ling-lam``: train, then write the runs (and the book's data files if asked)."""
     from evolving_ttt.ling_lam.experiment import (
         METHODS,
+        SUMMARY_CURVE_STEP,
         LingLamConfig,
         save_runs_summary,
         save_trained_network,
@@ -207,8 +208,11 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
                 raise ValueError(f"--data-dir {folder}: no such folder")
             data_files = {name: check_output_path(folder / f"ling_lam_{name}.json", "--data-dir")
                           for name in ["runs", *methods]}  # fmt: skip
-            if config.iterations % 250:
-                raise ValueError("--data-dir samples the curves every 250 iterations: --iterations must be a multiple")
+            if config.iterations % SUMMARY_CURVE_STEP:
+                raise ValueError(
+                    f"--data-dir keeps every {SUMMARY_CURVE_STEP}th point of the curves: "
+                    f"--iterations must be a multiple of {SUMMARY_CURVE_STEP}"
+                )
     except ValueError as error:
         parser.error(str(error))
     command = "python -m ttt_helpers ling-lam " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["ling-lam"] else None
@@ -221,7 +225,7 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
         f = run.champion_fitness
         print(f"  {method}: fitness of the trained networks: mean {f.mean():.4f}, range {f.min():.4f} to {f.max():.4f}")
     if data_files:
-        save_runs_summary(runs, data_files["runs"], command=command or "ling-lam")
+        save_runs_summary(runs, data_files["runs"], SUMMARY_CURVE_STEP, command=command or "ling-lam")
         print(f"wrote {data_files['runs']}")
         for method, run in runs.items():
             save_trained_network(run.network(), data_files[method], **run.provenance())

@@ -304,7 +304,13 @@ RUNS_FILE_FORMAT = "ling-lam-runs"
 """The ``format`` field of a summary of training runs (JSON)."""
 
 
-def save_runs_summary(runs: dict[str, TrainingRun], path: str | Path, curve_step: int = 250, **provenance) -> None:
+SUMMARY_CURVE_STEP = 500
+"""Iterations between the points of the curves kept in a summary file (``ling-lam --data-dir``)."""
+
+
+def save_runs_summary(
+    runs: dict[str, TrainingRun], path: str | Path, curve_step: int = SUMMARY_CURVE_STEP, **provenance
+) -> None:
     """Save the record of full training runs as JSON, small enough for the book's data folder.
 
     Fields: ``format`` (``"ling-lam-runs"``), ``version`` (1), ``curve_step``, the provenance given as

@@ -363,3 +363,64 @@ def test_network_policy_is_the_tabulated_player():
 
 def test_win_lines_are_the_heuristics_lines():
     assert sum(len(lines) for lines in heuristic.LINES_THROUGH) == 3 * len(WIN_LINES)
+
+
+# ------------------------------------------------------------------------------------------- the command line
+
+
+def test_command_line_trains_and_writes_the_books_files(tmp_path, capsys):
+    from evolving_ttt.cli import main
+
+    out = tmp_path / "run.npz"
+    argv = ["ling-lam", "--seeds", "2", "--iterations", "500", "--out", str(out), "--data-dir", str(tmp_path),
+            "--workers", "1", "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    runs = experiment.load_training_runs(out)
+    assert set(runs) == {"nndtf", "baseline"} and runs["nndtf"].best_fitness.shape == (2, 501)
+    summary, provenance = experiment.load_runs_summary(tmp_path / "ling_lam_runs.json")
+    assert np.array_equal(summary["baseline"].best_fitness, runs["baseline"].best_fitness[:, ::500])
+    network_file, _ = experiment.load_trained_network(tmp_path / "ling_lam_nndtf.json")
+    assert np.array_equal(network_file.genes, runs["nndtf"].network().genes)
+    assert "nndtf: fitness of the trained networks" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--methods", "nndtf,fogel"], "--methods must list"),
+        (["--methods", "nndtf,nndtf"], "--methods must list"),
+        (["--out", "/no/such/folder/run.npz"], "does not exist"),
+        (["--data-dir", "/no/such/folder"], "no such folder"),
+        (["--data-dir", ".", "--iterations", "700"], "multiple of 500"),
+        (["--seeds", "0"], "seeds"),
+        (["--order", "backwards"], "invalid choice"),
+    ],
+)
+def test_command_line_refuses_bad_arguments_before_running(extra, message, tmp_path, capsys):
+    from evolving_ttt.cli import main
+
+    argv = ["ling-lam", "--out", str(tmp_path / "run.npz"), *extra]
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run.npz").exists()
+
+
+def test_runs_summary_refuses_bad_files(tmp_path):
+    config = experiment.LingLamConfig(seeds=2, iterations=500)
+    run = experiment.train("baseline", config, seed=3)
+    path = tmp_path / "runs.json"
+    experiment.save_runs_summary({"baseline": run}, path, command="test")
+    runs, provenance = experiment.load_runs_summary(path)
+    assert provenance == {"command": "test"} and runs["baseline"].iterations.tolist() == [0, 500]
+    record = json.loads(path.read_text())
+    broken = json.loads(path.read_text())
+    broken["methods"]["baseline"]["best_fitness"] = [[0.5]] * 2
+    renamed = {**record, "methods": {"cnn": record["methods"]["baseline"]}}
+    for bad, message in [({**record, "format": "x"}, "not a Ling-Lam runs"), ({**record, "version": 3}, "version"),
+                         (broken, "best_fitness must have shape"), (renamed, "unknown method")]:  # fmt: skip
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=message):
+            experiment.load_runs_summary(path)
+    with pytest.raises(ValueError, match="divide"):
+        experiment.save_runs_summary({"baseline": run}, path, curve_step=300)

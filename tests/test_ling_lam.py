@@ -282,7 +282,10 @@ def test_lockstep_traditional_ga_is_the_readable_one_bit_for_bit(monkeypatch):
         assert np.array_equal(one.population[0], lock.population[s])
         assert np.array_equal(one.best_fitness[0], lock.best_fitness[s])
         assert np.array_equal(one.champions[0], lock.champions[s])
-        assert one.champion_fitness[0] == lock.champion_fitness[s] >= lock.best_fitness[s].max()
+        assert np.array_equal(one.population_best[0], lock.population_best[s])
+        assert one.champion_fitness[0] == lock.champion_fitness[s] == lock.best_fitness[s, -1]
+    assert np.all(np.diff(lock.best_fitness, axis=1) >= 0) and np.all(lock.best_fitness >= lock.population_best)
+    assert np.any(np.diff(lock.population_best, axis=1) < 0)  # the traditional GA loses its best at times
 
 
 def test_training_gives_the_same_runs_for_any_number_of_workers():

@@ -69,7 +69,7 @@ def improved_ga_lockstep(
                       settings.replacement)  # fmt: skip
         best[:, t + 1] = fitness.max(axis=1)
     top = np.argmax(fitness, axis=1)
-    return GARun(best, population, fitness, population[rows, top], fitness[rows, top],
+    return GARun(best, best.copy(), population, fitness, population[rows, top], fitness[rows, top],
                  settings.population + 7 * settings.iterations)  # fmt: skip
 
 
@@ -82,8 +82,8 @@ def traditional_ga_lockstep(
     rows = np.arange(S)
     population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])
     fitness = evaluate(population.reshape(S * N, n)).reshape(S, N)
-    best = np.empty((S, settings.iterations + 1))
-    best[:, 0] = fitness.max(axis=1)
+    best, population_best = np.empty((S, settings.iterations + 1)), np.empty((S, settings.iterations + 1))
+    best[:, 0] = population_best[:, 0] = fitness.max(axis=1)
     top = np.argmax(fitness, axis=1)
     champions, champion_fitness = population[rows, top], fitness[rows, top]
     draws = _draw_blocks(rngs, settings.iterations, traditional_draw_count(n))
@@ -97,8 +97,10 @@ def traditional_ga_lockstep(
         children_fitness = evaluate(children.reshape(S * 2, n)).reshape(S, 2)
         for slot, k in ((first, 0), (second, 1)):  # the second child wins a slot picked twice
             population[rows, slot], fitness[rows, slot] = children[:, k], children_fitness[:, k]
-        best[:, t + 1] = fitness.max(axis=1)
+        population_best[:, t + 1] = fitness.max(axis=1)
         k = np.argmax(children_fitness, axis=1)
         better = children_fitness[rows, k] > champion_fitness
         champions[better], champion_fitness[better] = children[rows, k][better], children_fitness[rows, k][better]
-    return GARun(best, population, fitness, champions, champion_fitness, settings.population + 2 * settings.iterations)
+        best[:, t + 1] = champion_fitness
+    return GARun(best, population_best, population, fitness, champions, champion_fitness,
+                 settings.population + 2 * settings.iterations)  # fmt: skip

@@ -169,7 +169,11 @@ class TrainingRun:
     method, config, seed
         What was run.
     best_fitness
-        (S, T + 1) the best fitness in each population at the start and after every iteration.
+        (S, T + 1) each run's best fitness so far, at the start and after every iteration (see
+        :class:`~evolving_ttt.ling_lam.ga.GARun`).
+    population_best
+        (S, T + 1) the best fitness in each population at the same moments, or ``None`` (summary files
+        keep only ``best_fitness``).
     champions, champion_fitness
         (S, n) the trained network of each run and (S,) its fitness (see :class:`~evolving_ttt.ling_lam.ga.GARun`).
     evaluations
@@ -186,6 +190,7 @@ class TrainingRun:
     champion_fitness: np.ndarray
     evaluations: int
     curve_step: int = 1
+    population_best: np.ndarray | None = None
 
     @property
     def iterations(self) -> np.ndarray:
@@ -238,7 +243,7 @@ def train(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, prog
     return TrainingRun(
         method, config, int(seed), np.concatenate([p.best_fitness for p in parts]),
         np.concatenate([p.champions for p in parts]), np.concatenate([p.champion_fitness for p in parts]),
-        parts[0].evaluations,
+        parts[0].evaluations, 1, np.concatenate([p.population_best for p in parts]),
     )  # fmt: skip
 
 
@@ -250,6 +255,8 @@ def save_training_runs(runs: dict[str, TrainingRun], path: str | Path) -> None:
                    f"{method}/best_fitness": run.best_fitness, f"{method}/champions": run.champions,
                    f"{method}/champion_fitness": run.champion_fitness, f"{method}/evaluations": run.evaluations,
                    f"{method}/curve_step": run.curve_step}  # fmt: skip
+        if run.population_best is not None:
+            arrays[f"{method}/population_best"] = run.population_best
     np.savez_compressed(path, methods=json.dumps(list(runs)), **arrays)
 
 
@@ -266,6 +273,7 @@ def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
                 data[f"{method}/champion_fitness"],
                 int(data[f"{method}/evaluations"]),
                 int(data[f"{method}/curve_step"]),
+                data[f"{method}/population_best"] if f"{method}/population_best" in data else None,
             )  # fmt: skip
             for method in json.loads(str(data["methods"]))
         }

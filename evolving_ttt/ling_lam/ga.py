@@ -213,7 +213,11 @@ class GARun:
     Attributes
     ----------
     best_fitness
-        (S, T + 1) the best fitness in the population at the start and after each iteration.
+        (S, T + 1) the best fitness so far, at the start and after each iteration: the fitness of the
+        trained network had the run stopped there (the final column is ``champion_fitness``).
+    population_best
+        (S, T + 1) the best fitness in the population at the same moments. For the improved GA it is
+        ``best_fitness``; the traditional GA can lose its best, so its population's best can fall.
     population, fitness
         (S, N, n) and (S, N): the final populations.
     champions, champion_fitness
@@ -226,6 +230,7 @@ class GARun:
     """
 
     best_fitness: np.ndarray
+    population_best: np.ndarray
     population: np.ndarray
     fitness: np.ndarray
     champions: np.ndarray
@@ -265,8 +270,8 @@ def improved_ga(
                       draws[-1:], settings.acceptance, settings.replacement)  # fmt: skip
         best[t + 1] = fitness.max()
     top = int(np.argmax(fitness))
-    return GARun(best[None], population[None], fitness[None], population[top][None], fitness[top][None],
-                 settings.population + 7 * settings.iterations)  # fmt: skip
+    return GARun(best[None], best[None].copy(), population[None], fitness[None], population[top][None],
+                 fitness[top][None], settings.population + 7 * settings.iterations)  # fmt: skip
 
 
 def traditional_ga(
@@ -279,8 +284,8 @@ def traditional_ga(
     """
     population = random_chromosomes(rng, settings.population, n_genes)
     fitness = evaluate(population)
-    best = np.empty(settings.iterations + 1)
-    best[0] = fitness.max()
+    best, population_best = np.empty(settings.iterations + 1), np.empty(settings.iterations + 1)
+    best[0] = population_best[0] = fitness.max()
     top = int(np.argmax(fitness))
     champion, champion_fitness = population[top].copy(), fitness[top]
     for t in _progress(range(settings.iterations), progress, "traditional GA"):
@@ -291,9 +296,10 @@ def traditional_ga(
         children_fitness = evaluate(children)
         for slot, k in ((first, 0), (second, 1)):
             population[slot], fitness[slot] = children[k], children_fitness[k]
-        best[t + 1] = fitness.max()
+        population_best[t + 1] = fitness.max()
         k = int(np.argmax(children_fitness))
         if children_fitness[k] > champion_fitness:
             champion, champion_fitness = children[k].copy(), children_fitness[k]
-    return GARun(best[None], population[None], fitness[None], champion[None], np.array([champion_fitness]),
-                 settings.population + 2 * settings.iterations)  # fmt: skip
+        best[t + 1] = champion_fitness
+    return GARun(best[None], population_best[None], population[None], fitness[None], champion[None],
+                 np.array([champion_fitness]), settings.population + 2 * settings.iterations)  # fmt: skip

@@ -144,6 +144,9 @@ def test_output_squares_is_the_closest_empty_grid_number_with_ties_low():
     distance = np.where(training.boards[:, network.SQUARES_BY_GRID_NUMBER] != EMPTY, np.inf, distance)
     brute = network.SQUARES_BY_GRID_NUMBER[np.argmin(distance, axis=-1)]
     assert np.array_equal(network.output_squares(y, training.boards), brute)
+    assert list(network.output_squares(np.array([[-3.0, 7.0]]), training.boards[:2])[0]) == list(
+        network.output_squares(np.array([[-1.0, 1.0]]), training.boards[:2])[0]
+    )  # outputs beyond [-1, 1] count as the ends
     board = board_from_string("... .X. ...")[None]  # grid numbers 4 and 6 empty around the occupied 5
     assert network.output_squares(np.array([0.0]), board)[0] == 5  # grid number 4 (middle right)
     assert list(network.GRID_NUMBERS.reshape(3, 3)[0]) == [3, 2, 1]
@@ -352,7 +355,7 @@ def test_games_from_positions_match_a_readable_game_loop():
         board = positions[k].copy()
         while not is_game_over(board):
             player = a if to_move(board) == X else b
-            board = play(board, network.network_player(player.kind, player.genes)(board))
+            board = play(board, network.ling_lam_player(player.kind, player.genes)(board))
         from evolving_ttt.game import winner
 
         assert winners[k] == winner(board)

@@ -205,8 +205,12 @@ def move_tables(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def output_steps(outputs: np.ndarray) -> np.ndarray:
-    """``ceil(8 y) + 8``, the column of :func:`move_tables`' second table for outputs y in [-1, 1]."""
-    return np.ceil(8.0 * np.asarray(outputs)).astype(np.int64) + 8
+    """``ceil(8 y) + 8``, the column of :func:`move_tables`' second table, for outputs y.
+
+    The networks' outputs lie in [-1, 1]; anything beyond is clipped to the ends (the closest grid number
+    of an output above 1 is that of 1), so every output gets a column.
+    """
+    return np.clip(np.ceil(8.0 * np.asarray(outputs)), -8, 8).astype(np.int64) + 8
 
 
 def output_squares(outputs: np.ndarray, boards: np.ndarray) -> np.ndarray:
@@ -228,7 +232,7 @@ def ling_lam_outputs(kind: str, genes: np.ndarray, inputs: np.ndarray, order: st
     raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
 
 
-def network_player(kind: str, genes: np.ndarray, order: str = "simultaneous") -> Callable[[np.ndarray], int]:
+def ling_lam_player(kind: str, genes: np.ndarray, order: str = "simultaneous") -> Callable[[np.ndarray], int]:
     """A player (board -> square) for either side: O sees the board with the colours swapped (X = 1 is itself)."""
     genes = check_genes(genes, NNDTF_GENES if kind == "nndtf" else BASELINE_GENES)
 

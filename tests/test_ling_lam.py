@@ -422,7 +422,7 @@ def test_runs_summary_refuses_bad_files(tmp_path):
     record = json.loads(path.read_text())
     broken = json.loads(path.read_text())
     broken["methods"]["baseline"]["best_fitness"] = [[0.5]] * 2
-    renamed = {**record, "methods": {"cnn": record["methods"]["baseline"]}}
+    renamed = {**record, "methods": {"baseline": {**record["methods"]["baseline"], "method": "cnn"}}}
     for bad, message in [({**record, "format": "x"}, "not a Ling-Lam runs"), ({**record, "version": 3}, "version"),
                          (broken, "best_fitness must have shape"), (renamed, "unknown method")]:  # fmt: skip
         path.write_text(json.dumps(bad))

@@ -321,21 +321,23 @@ def save_runs_summary(
 ) -> None:
     """Save the record of full training runs as JSON, small enough for the book's data folder.
 
-    Fields: ``format`` (``"ling-lam-runs"``), ``version`` (1), ``curve_step``, the provenance given as
-    keyword arguments (for instance the command that made the runs), and ``methods``: for each method its
-    ``experiment`` (the settings), ``seed``, ``evaluations`` per run, ``champion_fitness`` (one per run),
-    ``champions`` (the trained networks' genes, one list per run) and ``best_fitness`` (per run, the best
-    fitness in the population at iterations 0, curve_step, 2 curve_step, ..., and the last one).
+    ``runs`` maps a label (the method's name, or for instance the reading it tests) to a run. Fields:
+    ``format`` (``"ling-lam-runs"``), ``version`` (1), ``curve_step``, the provenance given as keyword
+    arguments (for instance the command that made the runs), and ``methods``: for each label its ``method``
+    (:data:`METHODS`), ``experiment`` (the settings), ``seed``, ``evaluations`` per run,
+    ``champion_fitness`` (one per run), ``champions`` (the trained networks' genes, one list per run) and
+    ``best_fitness`` (per run, the best fitness so far at iterations 0, curve_step, 2 curve_step, ...).
     Numbers are written with all their digits, so loading gives back the same values bit for bit.
     """
     curve_step = check_count(curve_step, "curve_step")
     methods = {}
-    for method, run in runs.items():
+    for label, run in runs.items():
         if run.curve_step != 1:
             raise ValueError("save_runs_summary needs full runs (curve_step 1)")
         if run.config.iterations % curve_step:
             raise ValueError(f"curve_step {curve_step} must divide the {run.config.iterations} iterations")
-        methods[method] = {"experiment": run.config.as_dict(), "seed": run.seed, "evaluations": run.evaluations,
+        methods[label] = {"method": run.method, "experiment": run.config.as_dict(), "seed": run.seed,
+                          "evaluations": run.evaluations,
                            "champion_fitness": run.champion_fitness.tolist(), "champions": run.champions.tolist(),
                            "best_fitness": run.best_fitness[:, ::curve_step].tolist()}  # fmt: skip
     record = {"format": RUNS_FILE_FORMAT, "version": 1, "curve_step": curve_step, **provenance, "methods": methods}
@@ -343,7 +345,7 @@ def save_runs_summary(
 
 
 def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
-    """Load a file written by :func:`save_runs_summary`: the runs (curves sampled) and the provenance.
+    """Load a file written by :func:`save_runs_summary`: the runs by label (curves sampled) and the provenance.
 
     Raises
     ------
@@ -362,14 +364,15 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
     if not isinstance(record.get("methods"), dict) or not isinstance(record.get("curve_step"), int):
         raise ValueError(f"{path} needs the fields methods (an object) and curve_step (a whole number)")
     runs = {}
-    for method, entry in record["methods"].items():
+    for label, entry in record["methods"].items():
         try:
-            if method not in METHODS:
-                raise ValueError(f"unknown method {method!r}")
-            missing = [k for k in ("experiment", "seed", "evaluations", "champion_fitness", "champions",
+            missing = [k for k in ("method", "experiment", "seed", "evaluations", "champion_fitness", "champions",
                                    "best_fitness") if k not in entry]  # fmt: skip
             if missing:
                 raise ValueError(f"lacks the field(s) {missing}")
+            method = entry["method"]
+            if method not in METHODS:
+                raise ValueError(f"unknown method {method!r}")
             config = LingLamConfig.from_dict(entry["experiment"])
             champions = check_genes(np.array(entry["champions"], dtype=float), GENES[METHODS[method][0]], "champions")
             fitness_values = np.array(entry["champion_fitness"], dtype=float)
@@ -379,10 +382,10 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
                 raise ValueError(f"needs {config.seeds} champions and fitnesses (one per seed)")
             if curves.shape != (config.seeds, points):
                 raise ValueError(f"best_fitness must have shape ({config.seeds}, {points}); got {curves.shape}")
-            runs[method] = TrainingRun(method, config, int(entry["seed"]), curves, champions, fitness_values,
+            runs[label] = TrainingRun(method, config, int(entry["seed"]), curves, champions, fitness_values,
                                        int(entry["evaluations"]), record["curve_step"])  # fmt: skip
         except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(f"{path}, method {method}: {error}") from None
+            raise ValueError(f"{path}, {label}: {error}") from None
     provenance = {k: v for k, v in record.items() if k not in ("format", "version", "curve_step", "methods")}
     return runs, provenance
 

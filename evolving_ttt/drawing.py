@@ -101,6 +101,8 @@ def draw_board(
     return ax
 
 
+
+
 @dataclass
 class GameNode:
     """A node of a tree of games (chapter 8).

@@ -397,14 +397,8 @@ def distinct_boards(board_numbers: np.ndarray, size: int) -> BoardTable:
     return BoardTable(game_row, source[:rows], np.repeat(order, k_in_order), blocks)
 
 
-def _x_turn(
-    negated: np.ndarray,
-    board: np.ndarray,
-    turn: int,
-    table: BoardTable,
-    input_columns: np.ndarray,
-    output_weights: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray | None]:
+def _x_turn(negated: np.ndarray, board: np.ndarray, turn: int, table: BoardTable, input_columns: np.ndarray,
+            output_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """X's move on each row of ``table`` in the batched engine: the square, and the negated sums after it.
 
     ``negated`` holds the rows' sums (``b - W x``) and ``board`` their boards, numbered for X's ``turn``
@@ -557,9 +551,8 @@ def play_protocol_batch(
         raise ValueError(f"uniforms must have shape {expected} (networks, games, O moves); got {np.shape(uniforms)}")
     cycle = rules.first_reply == "cycle"
     check_openings_apply(rules, openings)
-    if openings is not None and (
-        openings.boards.shape != batch + (8,) or openings.negated_sums.shape != batch + (8, ENGINE_UNITS)
-    ):
+    if openings is not None and (openings.boards.shape != batch + (8,)
+                                 or openings.negated_sums.shape != batch + (8, ENGINE_UNITS)):
         raise ValueError(f"openings must have batch shape {batch} (one per network); got {openings.shape}")
     u = np.asarray(uniforms).reshape(-1, GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME)
     # For every O move that uses its number (a cycled first reply does not): the 10% coin and the fresh

@@ -62,6 +62,7 @@ play: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py
+	$(PY) bench/ling_lam.py
 
 clean:
 	rm -rf _build

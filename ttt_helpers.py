@@ -139,5 +139,33 @@ from evolving_ttt.cli import (
     build_parser, main,
 )
 
+# Chapters 17-18: Ling and Lam (2011), the heuristic, the NNDTF and the improved GA (book/17_ling_lam_system.ipynb,
+# book/18_ling_lam_results.ipynb)
+from evolving_ttt.ling_lam.heuristic import (
+    HEURISTIC_EMPTY, LINE_SCORES, LINES_THROUGH, heuristic_encoding, line_values, square_scores, score_table,
+    heuristic_move, heuristic_policy, worked_example_boards,
+)
+from evolving_ttt.ling_lam.network import (
+    N_HIDDEN, HIDDEN_ORDERS, NNDTF_LAYOUT, NNDTF_GENES, BASELINE_LAYOUT, BASELINE_GENES, GRID_NUMBERS,
+    SQUARES_BY_GRID_NUMBER, NEXT_NEURON, PREVIOUS_NEURON, check_genes, transfer, nndtf_output, nndtf_outputs,
+    baseline_outputs, move_tables, output_steps, output_squares, NETWORK_KINDS, ling_lam_outputs, TrainingSet,
+    TRAINING_SOURCES, training_positions, fitness, all_x_positions,
+)
+from evolving_ttt.ling_lam.ga import (
+    LOWER, UPPER, REPLACEMENT_READINGS, ImprovedGASettings, TraditionalGASettings, PAPER_IMPROVED_GA,
+    PAPER_TRADITIONAL_GA, improved_draw_count, traditional_draw_count, random_chromosomes, roulette,
+    crossover_candidates, mutants, replace_worst, arithmetic_crossover, nonuniform_mutation, GARun, improved_ga,
+    traditional_ga,
+)
+from evolving_ttt.ling_lam.engine import (
+    improved_ga_lockstep, traditional_ga_lockstep,
+)
+from evolving_ttt.ling_lam.experiment import (
+    PAPER_FITNESS, PAPER_TABLE_1, METHODS, LingLamConfig, PAPER_CONFIG, fitness_function, run_generators,
+    TrainingRun, train, run_training, save_training_runs, load_training_runs, save_runs_summary, load_runs_summary,
+    TrainedNetwork, save_trained_network, load_trained_network, move_table, network_policy, play_from_positions,
+    two_by_two_positions,
+)
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -40,6 +40,9 @@ from evolving_ttt.game import (
     player_to_move,
     validate_board,
 )
+from evolving_ttt.ling_lam.experiment import load_trained_network, network_policy
+from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
+from evolving_ttt.ling_lam.network import GRID_NUMBERS
 from evolving_ttt.outcomes import (
     POLICY_SHAPE,
     audit_policy,
@@ -258,6 +261,45 @@ def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
                         lambda board, mark: network_move(network, board, mark), training, explain)  # fmt: skip
 
 
+def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
+    """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 17 and 18).
+
+    All three score squares for X; as O they see the board with the colours swapped.
+    """
+    data = Path(data)
+
+    def heuristic_explain(board: np.ndarray, mark: int) -> Explanation:
+        move = heuristic_move(board, mark)
+        return Explanation(square_values(board, square_scores(board, mark)), "heuristic score",
+                           f"The heuristic adds up the scores of the lines through each empty square; it plays the "
+                           f"highest, square {move}.", move)  # fmt: skip
+
+    heuristic = ArenaPlayer("Ling-Lam heuristic", "Ling and Lam (2011)", "the move-scoring heuristic of Section 2",
+                            heuristic_policy(X), heuristic_policy(O), "designed by hand",
+                            heuristic_explain)  # fmt: skip
+    players = [heuristic]
+    for name, file in (("Ling-Lam NNDTF", "ling_lam_nndtf.json"), ("Ling-Lam baseline", "ling_lam_baseline.json")):
+        network, provenance = load_trained_network(data / file)
+
+        def explain(board: np.ndarray, mark: int, network=network) -> Explanation:
+            output = float(network.outputs(heuristic_encoding((np.asarray(board) * mark)[None]))[0])
+            target = 5 + 4 * output
+            move = network.move(board)
+            distance = -np.abs(GRID_NUMBERS - target)
+            return Explanation(square_values(board, distance), "minus the distance of the grid number to 5 + 4y",
+                               f"The network's output is y = {output:.3f}, grid number 5 + 4y = {target:.2f}; it "
+                               f"plays the empty square whose grid number is closest: square {move} (grid "
+                               f"number {GRID_NUMBERS[move]}).", move)  # fmt: skip
+
+        genes = "114-gene 9-8-1 NNDTF" if network.kind == "nndtf" else "89-gene 9-8-1 tanh network"
+        players.append(ArenaPlayer(
+            name, "Ling and Lam (2011)", f"{genes}, fitness {provenance.get('fitness', float('nan')):.4f}",
+            network_policy(network, X), network_policy(network, O),
+            f"{provenance.get('iterations', 0):,} GA iterations imitating the heuristic on 100 positions", explain,
+        ))  # fmt: skip
+    return tuple(players)
+
+
 # --- The yardsticks ---------------------------------------------------------------------------------
 
 OPPONENTS = ("perfect", "perfect, 10% random", "random")
@@ -340,7 +382,7 @@ def catalogue() -> tuple[ArenaPlayer, ...]:
 
     Built once per process (tabulating the players takes a few seconds) and shared.
     """
-    return (*reference_players(), fogel_champion())
+    return (*reference_players(), fogel_champion(), *ling_lam_players())
 
 
 def arena_report(players: Sequence[ArenaPlayer] | None = None) -> dict:

@@ -1,4 +1,5 @@
-"""The command line: ``python -m ttt_helpers evolve ...`` (chapter 7), ``evaluate ...`` (chapter 11), ``arena``.
+"""The command line: ``evolve`` (chapter 7), ``evaluate`` (chapter 11), ``arena`` (chapter 21) and one subcommand
+per later system (``ling-lam``, chapter 18).
 
 The top of the package: it imports the systems and nothing imports it.
 """
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
     arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
     arena_cmd.add_argument("--json", help="also write the full table and the round robin to this JSON file")
+    _add_ling_lam_parser(commands)
     return parser
 
 
@@ -146,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "arena":
         return _arena_command(parser, args)
+    if args.command == "ling-lam":
+        return _ling_lam_command(args, parser)
     try:
         network, provenance = load_network(args.network)
     except (OSError, ValueError) as error:
@@ -165,4 +169,86 @@ def _arena_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
         print(f"wrote {args.json}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Ling and Lam (2011): python -m ttt_helpers ling-lam ... (chapters 17-18)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _add_ling_lam_parser(commands) -> None:
+    from evolving_ttt.ling_lam.experiment import METHODS, PAPER_CONFIG
+    from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS
+    from evolving_ttt.ling_lam.network import HIDDEN_ORDERS, TRAINING_SOURCES
+
+    run = commands.add_parser("ling-lam", help="train Ling and Lam's NNDTF and the baseline for many seeds")
+    run.add_argument("--seeds", type=_nonnegative_int, default=PAPER_CONFIG.seeds, help="runs per method (20)")
+    run.add_argument("--iterations", type=_nonnegative_int, default=PAPER_CONFIG.iterations)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--out", required=True, help="the .npz file to write (every curve and trained network)")
+    run.add_argument("--methods", default="nndtf,baseline",
+                     help=f"comma-separated, from {', '.join(METHODS)} (default nndtf,baseline)")  # fmt: skip
+    run.add_argument("--order", choices=HIDDEN_ORDERS, default=PAPER_CONFIG.order,
+                     help="how the hidden neurons read their neighbours (default simultaneous)")  # fmt: skip
+    run.add_argument("--replacement", choices=REPLACEMENT_READINGS, default=PAPER_CONFIG.replacement,
+                     help="Figure 7 read as the paper's text (default) or its pseudocode")  # fmt: skip
+    run.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_CONFIG.training_source)
+    run.add_argument("--data-dir", help="also write ling_lam_runs.json and the fittest network of each method "
+                     "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
+    run.add_argument("--workers", type=_nonnegative_int, default=None, help="processes to use (default: all cores)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
+    """``python -m ttt_helpers ling-lam``: train, then write the runs (and the book's data files if asked)."""
+    from evolving_ttt.ling_lam.experiment import (
+        METHODS,
+        SUMMARY_CURVE_STEP,
+        LingLamConfig,
+        save_runs_summary,
+        save_trained_network,
+        save_training_runs,
+        train,
+    )
+
+    try:
+        config = LingLamConfig(seeds=args.seeds, iterations=args.iterations, order=args.order,
+                               replacement=args.replacement, training_source=args.training_source)  # fmt: skip
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        unknown = [m for m in methods if m not in METHODS]
+        if not methods or unknown or len(set(methods)) != len(methods):
+            raise ValueError(f"--methods must list distinct methods from {', '.join(METHODS)}; got {args.methods!r}")
+        workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+        check_count(workers, "--workers")
+        check_output_path(args.out, "--out")
+        data_files = {}
+        if args.data_dir:
+            folder = Path(args.data_dir)
+            if not folder.is_dir():
+                raise ValueError(f"--data-dir {folder}: no such folder")
+            data_files = {name: check_output_path(folder / f"ling_lam_{name}.json", "--data-dir")
+                          for name in ["runs", *methods]}  # fmt: skip
+            if config.iterations % SUMMARY_CURVE_STEP:
+                raise ValueError(
+                    f"--data-dir keeps every {SUMMARY_CURVE_STEP}th point of the curves: "
+                    f"--iterations must be a multiple of {SUMMARY_CURVE_STEP}"
+                )
+    except ValueError as error:
+        parser.error(str(error))
+    command = "python -m ttt_helpers ling-lam " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["ling-lam"] else None
+    print(f"ling-lam: {', '.join(methods)}; {config.seeds} seeds x {config.iterations} iterations, seed {args.seed}, "
+          f"{workers} worker(s)", file=sys.stderr)  # fmt: skip
+    runs = {m: train(m, config, args.seed, progress=not args.quiet, workers=workers) for m in methods}
+    save_training_runs(runs, args.out)
+    print(f"wrote {args.out}")
+    for method, run in runs.items():
+        f = run.champion_fitness
+        print(f"  {method}: fitness of the trained networks: mean {f.mean():.4f}, range {f.min():.4f} to {f.max():.4f}")
+    if data_files:
+        save_runs_summary(runs, data_files["runs"], SUMMARY_CURVE_STEP, command=command or "ling-lam")
+        print(f"wrote {data_files['runs']}")
+        for method, run in runs.items():
+            save_trained_network(run.network(), data_files[method], **run.provenance())
+            print(f"wrote {data_files[method]}: the fittest of the {config.seeds} {method} runs")
     return 0

@@ -1,0 +1,8 @@
+"""Ling and Lam (2011): a move-scoring heuristic imitated by a network with double transfer functions (chapters 17-18).
+
+* ``heuristic``: the move-scoring heuristic of Section 2 and the heuristic as a player;
+* ``network``: the NNDTF of Section 3, the traditional baseline network, the move rule and the fitness (31);
+* ``ga``: the improved GA of Section 4 and the baseline's traditional GA, readable, one run at a time;
+* ``engine``: both GAs for many runs in lockstep;
+* ``experiment``: the many-seed runs, the trained networks' files, and games from given positions.
+"""

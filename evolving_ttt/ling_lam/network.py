@@ -1,0 +1,335 @@
+"""Ling and Lam (2011), Sections 3 and 5: the NNDTF, the traditional baseline network, and the fitness (chapter 17).
+
+A network is a flat vector of genes in [-1, 1] (the chromosome the genetic algorithms work on).
+
+* :data:`NNDTF_LAYOUT` names the 114 genes of the 9-8-1 network with double transfer functions;
+  :func:`nndtf_output` is the readable one-board version, :func:`nndtf_outputs` the vectorized one
+  (any number of networks on any number of boards).
+* :data:`BASELINE_LAYOUT` names the 89 genes of the traditional 9-8-1 network (tanh hidden and output
+  units with biases); :func:`baseline_outputs` evaluates it.
+* :func:`output_squares` turns an output in [-1, 1] into a move: the grid number ``5 + 4 y`` and the
+  empty square whose paper grid number (:data:`GRID_NUMBERS`) is closest.
+* :class:`TrainingSet` holds the 100 training positions; :func:`fitness` is the paper's equation (31).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evolving_ttt.game import (
+    EMPTY,
+    X,
+    board_index,
+    board_tables,
+    check_count,
+    is_game_over,
+    legal_moves,
+    play,
+    player_to_move,
+)
+from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, score_table
+
+N_INPUTS = 9
+N_HIDDEN = 8
+HIDDEN_ORDERS = ("simultaneous", "sequential")
+"""How the circular dependency of equations (10)-(11) is broken (the paper is silent; chapter 17).
+
+``simultaneous``: every dynamic transfer function takes its mean and spread from its neighbours' *static*
+outputs, all hidden neurons at once. ``sequential``: the neurons are computed in order 1 to 8; a neighbour
+already computed contributes its output z, one not yet computed its static output.
+"""
+
+
+def _layout(fields: Sequence[tuple[str, int]]) -> dict[str, slice]:
+    layout, start = {}, 0
+    for name, size in fields:
+        layout[name] = slice(start, start + size)
+        start += size
+    return layout
+
+
+NNDTF_LAYOUT: dict[str, slice] = _layout([
+    ("input_weights", N_INPUTS * N_HIDDEN),  # v_ij, row-major [input i, hidden j]
+    ("static_mean", N_HIDDEN),  # m_s^j
+    ("static_spread", N_HIDDEN),  # sigma_s^j
+    ("mean_link", N_HIDDEN),  # p_{j+1,j}: the dynamic mean is p_{j+1,j} z_{j+1}
+    ("spread_link", N_HIDDEN),  # p_{j-1,j}: the dynamic spread is p_{j-1,j} z_{j-1}
+    ("output_weights", N_HIDDEN),  # w_j
+    ("output_mean", 1),  # m_o
+    ("output_spread", 1),  # sigma_o
+])  # fmt: skip
+"""Where each parameter of the NNDTF sits in its chromosome."""
+NNDTF_GENES = 114
+
+BASELINE_LAYOUT: dict[str, slice] = _layout([
+    ("input_weights", N_INPUTS * N_HIDDEN), ("hidden_bias", N_HIDDEN), ("output_weights", N_HIDDEN), ("output_bias", 1)
+])  # fmt: skip
+"""Where each parameter of the traditional 9-8-1 network sits in its chromosome."""
+BASELINE_GENES = 89
+
+GRID_NUMBERS = np.array([3, 2, 1, 6, 5, 4, 9, 8, 7])
+"""The paper's grid number of each square (squares row-major from the top left): 1 to 9 right to left, top down."""
+SQUARES_BY_GRID_NUMBER = np.argsort(GRID_NUMBERS)
+"""The squares in the order of their grid numbers 1..9."""
+
+
+def check_genes(genes: np.ndarray, count: int, name: str = "genes") -> np.ndarray:
+    """Check that ``genes`` is a float array whose last axis has ``count`` values in [-1, 1]."""
+    genes = np.asarray(genes, dtype=float)
+    if genes.ndim == 0 or genes.shape[-1] != count:
+        raise ValueError(f"{name} must have {count} values along the last axis; got shape {genes.shape}")
+    if not np.all((genes >= -1.0) & (genes <= 1.0)):
+        raise ValueError(f"{name} must lie in [-1, 1] (the paper's bounds); found values outside or nan")
+    return genes
+
+
+def transfer(f: np.ndarray | float, mean: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
+    """The paper's transfer function (7), (9) and (16): a Gaussian bell turned into an S from -1 to 1.
+
+    ``exp(-(f - m)^2 / (2 s^2)) - 1`` for ``f <= m`` and ``1 - exp(...)`` above it, that is
+    ``sign(f - m) (1 - exp(-(f - m)^2 / (2 s^2)))``. Only ``s^2`` matters, so a negative spread acts as
+    its absolute value. At spread 0 (the paper is silent) the function is its limit, the step
+    ``sign(f - m)``, with 0 at ``f = m``: there the exponent is ``0 * -inf``, a nan that ``fmin`` turns into 0.
+    Written in place on one array (it runs on every hidden neuron of every candidate network).
+    """
+    d = np.subtract(f, mean)
+    with np.errstate(divide="ignore"):
+        factor = -0.5 / np.multiply(spread, spread)  # -1 / (2 s^2), -inf at s = 0
+    e = np.asarray(d * d)  # a 0-d array for single numbers, so that the steps below can write in place
+    with np.errstate(invalid="ignore"):
+        e *= factor  # the exponent, <= 0; nan where f = m and s = 0
+    np.fmin(e, 0.0, out=e)  # nan -> 0
+    np.exp(e, out=e)
+    np.subtract(1.0, e, out=e)
+    return np.copysign(e, d, out=e)  # the sign of f - m (1 - e is 0 where f = m)
+
+
+def nndtf_output(genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> float:
+    """Readable NNDTF: the output in [-1, 1] of one network (114 genes) on one encoded board (9 inputs).
+
+    Equations (6)-(16): each hidden neuron's static transfer function of its weighted input sum, then
+    the dynamic one whose mean and spread come from its two neighbours (wrapping around), then the output
+    neuron. ``order`` chooses how the neighbours' outputs are read (:data:`HIDDEN_ORDERS`).
+    """
+    genes = check_genes(genes, NNDTF_GENES)
+    if order not in HIDDEN_ORDERS:
+        raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
+    part = {name: genes[where] for name, where in NNDTF_LAYOUT.items()}
+    v = part["input_weights"].reshape(N_INPUTS, N_HIDDEN)
+    static = [transfer(sum(inputs[i] * v[i, j] for i in range(N_INPUTS)), part["static_mean"][j],
+                       part["static_spread"][j]) for j in range(N_HIDDEN)]  # fmt: skip
+    z = list(static)  # z_j until neuron j is computed: its static output
+    source = static if order == "simultaneous" else z
+    for j in range(N_HIDDEN):
+        after, before = (j + 1) % N_HIDDEN, (j - 1) % N_HIDDEN  # neighbours, wrapping around (10)-(11)
+        z[j] = transfer(static[j], part["mean_link"][j] * source[after], part["spread_link"][j] * source[before])
+    total = sum(z[j] * part["output_weights"][j] for j in range(N_HIDDEN))
+    return float(transfer(total, part["output_mean"][0], part["output_spread"][0]))
+
+
+NEXT_NEURON = np.roll(np.arange(N_HIDDEN), -1)
+"""Neuron j + 1 for each hidden neuron j (neuron 1 after neuron 8): the source of the dynamic mean (10)."""
+PREVIOUS_NEURON = np.roll(np.arange(N_HIDDEN), 1)
+"""Neuron j - 1 for each hidden neuron j (neuron 8 before neuron 1): the source of the dynamic spread (11)."""
+
+
+def nndtf_outputs(genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:
+    """Vectorized NNDTF: outputs (..., P) of networks (..., 114) on encoded boards (P, 9).
+
+    The weighted sums of every network are one stacked matrix product (a BLAS call per network, so a
+    network gets the same bits whatever batch it is in); the neighbours are gathered with index tables.
+    """
+    if order not in HIDDEN_ORDERS:
+        raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
+    genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
+    batch = genes.shape[:-1]
+    genes = genes.reshape(-1, NNDTF_GENES)
+    part = {name: genes[:, None, where] for name, where in NNDTF_LAYOUT.items()}  # (B, 1, size)
+    v = np.ascontiguousarray(genes[:, NNDTF_LAYOUT["input_weights"]]).reshape(-1, N_INPUTS, N_HIDDEN)
+    static = transfer(np.matmul(inputs, v), part["static_mean"], part["static_spread"])  # (B, P, 8)
+    if order == "simultaneous":  # the neighbours' static outputs, all neurons at once
+        z = transfer(static, part["mean_link"] * static[..., NEXT_NEURON],
+                     part["spread_link"] * static[..., PREVIOUS_NEURON])  # fmt: skip
+    else:
+        z = static.copy()
+        for j in range(N_HIDDEN):
+            after, before = NEXT_NEURON[j], PREVIOUS_NEURON[j]
+            z[..., j] = transfer(static[..., j], part["mean_link"][..., j] * z[..., after],
+                                 part["spread_link"][..., j] * z[..., before])  # fmt: skip
+    w = np.ascontiguousarray(genes[:, NNDTF_LAYOUT["output_weights"]])[:, :, None]  # (B, 8, 1)
+    total = np.matmul(z, w)[..., 0]
+    y = transfer(total, part["output_mean"][..., 0], part["output_spread"][..., 0])
+    return y.reshape(*batch, len(inputs))
+
+
+def baseline_outputs(genes: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """The traditional 9-8-1 network: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)``, outputs (..., P)."""
+    genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
+    batch = genes.shape[:-1]
+    genes = genes.reshape(-1, BASELINE_GENES)
+    v = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["input_weights"]]).reshape(-1, N_INPUTS, N_HIDDEN)
+    hidden = np.tanh(np.matmul(inputs, v) + genes[:, None, BASELINE_LAYOUT["hidden_bias"]])
+    w = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["output_weights"]])[:, :, None]
+    y = np.tanh(np.matmul(hidden, w)[..., 0] + genes[:, None, BASELINE_LAYOUT["output_bias"].start])
+    return y.reshape(*batch, len(inputs))
+
+
+def move_tables(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For boards (P, 9): the empty squares in grid-number order (P, 9), and the rank each output picks (P, 17).
+
+    The output y in [-1, 1] is stretched linearly onto the grid numbers, ``5 + 4 y``, and the empty square
+    whose grid number is closest is played. Between two empty squares adjacent in grid-number order, with
+    grid numbers g < h, the move changes where ``5 + 4 y`` passes their midpoint, at ``y = ((g + h)/2 - 5)/4``,
+    a multiple of 1/8. So the move depends only on ``ceil(8 y)``, an integer from -8 to 8 (8 y is exact):
+    column ``ceil(8 y) + 8`` of the second table holds the rank, in grid-number order, of the empty square
+    played. An output exactly on a midpoint is equally close to two grid numbers; the lower grid number
+    wins (the paper is silent on ties). The first table's rows are padded by repeating the last empty square.
+    """
+    boards = np.asarray(boards)
+    ranked = np.zeros((len(boards), 9), dtype=np.int64)
+    rank_by_step = np.zeros((len(boards), 17), dtype=np.int64)
+    steps = np.arange(-8, 9)  # the values of ceil(8 y)
+    for p, board in enumerate(boards):
+        empty = [int(s) for s in SQUARES_BY_GRID_NUMBER if board[s] == EMPTY]
+        if not empty:
+            raise ValueError("a board without an empty square has no move")
+        ranked[p] = empty + [empty[-1]] * (9 - len(empty))
+        grid = GRID_NUMBERS[empty]
+        eighths = grid[:-1] + grid[1:] - 10  # 8 y at each midpoint: 8 ((g + h)/2 - 5)/4
+        # y > midpoint exactly when ceil(8 y) > 8 * midpoint, both integers
+        rank_by_step[p] = (steps[:, None] > eighths[None, :]).sum(axis=1)
+    return ranked, rank_by_step
+
+
+def output_steps(outputs: np.ndarray) -> np.ndarray:
+    """``ceil(8 y) + 8``, the column of :func:`move_tables`' second table, for outputs y.
+
+    The networks' outputs lie in [-1, 1]; anything beyond is clipped to the ends (the closest grid number
+    of an output above 1 is that of 1), so every output gets a column.
+    """
+    return np.clip(np.ceil(8.0 * np.asarray(outputs)), -8, 8).astype(np.int64) + 8
+
+
+def output_squares(outputs: np.ndarray, boards: np.ndarray) -> np.ndarray:
+    """The moves of outputs (..., P) on boards (P, 9): the empty square whose grid number is closest to ``5 + 4 y``."""
+    ranked, rank_by_step = move_tables(boards)
+    rows = np.arange(len(ranked))
+    return ranked[rows, rank_by_step[rows, output_steps(outputs)]]
+
+
+NETWORK_KINDS = ("nndtf", "baseline")
+
+
+def ling_lam_outputs(kind: str, genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:
+    """Outputs of NNDTFs (``kind="nndtf"``) or baseline networks (``"baseline"``) on encoded boards."""
+    if kind == "nndtf":
+        return nndtf_outputs(genes, inputs, order)
+    if kind == "baseline":
+        return baseline_outputs(genes, inputs)
+    raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
+
+
+def ling_lam_player(kind: str, genes: np.ndarray, order: str = "simultaneous") -> Callable[[np.ndarray], int]:
+    """A player (board -> square) for either side: O sees the board with the colours swapped (X = 1 is itself)."""
+    genes = check_genes(genes, NNDTF_GENES if kind == "nndtf" else BASELINE_GENES)
+
+    def move(board: np.ndarray) -> int:
+        board = np.asarray(board)
+        mark = player_to_move(board)
+        own = board * mark  # the colour swap: the mover is X
+        output = ling_lam_outputs(kind, genes, heuristic_encoding(own[None]), order)
+        return int(output_squares(output, own[None])[0])
+
+    return move
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The training positions of equation (31), all with X to move.
+
+    Attributes
+    ----------
+    boards
+        (P, 9) int8 boards.
+    inputs
+        (P, 9) the boards in the heuristic's encoding (the networks' inputs).
+    scores
+        (P, 9) int64 heuristic scores of every square (0 on occupied squares).
+    best_total
+        The sum over the positions of the best square's score (the denominator of (31)).
+    score_by_step
+        (P, 17): the score of the square each output step ``ceil(8 y) + 8`` plays (see :func:`move_tables`),
+        so that the fitness of an output is one lookup.
+    """
+
+    boards: np.ndarray
+    inputs: np.ndarray
+    scores: np.ndarray
+    best_total: int
+    score_by_step: np.ndarray
+
+    @classmethod
+    def from_boards(cls, boards: np.ndarray) -> TrainingSet:
+        boards = np.asarray(boards, dtype=np.int8)
+        if boards.ndim != 2 or boards.shape[1] != 9 or len(boards) == 0:
+            raise ValueError(f"training boards must be an array (P, 9) with P >= 1; got shape {boards.shape}")
+        for board in boards:
+            if is_game_over(board) or player_to_move(board) != X:
+                raise ValueError("every training board must be unfinished with X to move")
+        scores = score_table(X)[board_index(boards)]
+        ranked, rank_by_step = move_tables(boards)
+        score_by_step = np.take_along_axis(scores, np.take_along_axis(ranked, rank_by_step, axis=1), axis=1)
+        return cls(boards, heuristic_encoding(boards), scores, int(scores.max(axis=1).sum()), score_by_step)
+
+
+TRAINING_SOURCES = ("random games", "noisy heuristic games")
+NOISY_HEURISTIC_RANDOM_MOVES = 0.5
+"""In ``"noisy heuristic games"``, the chance that a move is uniformly random rather than the heuristic's."""
+
+
+def training_positions(seed: int = 2011, count: int = 100, source: str = "random games") -> TrainingSet:
+    """``count`` distinct positions with X to move and at least two empty squares, from seeded games.
+
+    The paper only says the 100 patterns were obtained with the heuristic (chapter 17). ``source``:
+
+    * ``"random games"`` (our choice): both sides move uniformly at random; every position with X to move
+      (and a choice to make) is collected in order of play until ``count`` distinct ones are found;
+    * ``"noisy heuristic games"``: both sides play the heuristic (O through the colour swap), each move
+      being uniformly random instead with probability 1/2. (With the heuristic alone, X meets only 80
+      distinct positions against a random O, too few for 100.)
+    """
+    count = check_count(count, "count")
+    if source not in TRAINING_SOURCES:
+        raise ValueError(f"source must be one of {TRAINING_SOURCES}; got {source!r}")
+    rng = np.random.default_rng(seed)
+    found: dict[int, np.ndarray] = {}
+    for _ in range(100_000):
+        board = np.zeros(9, dtype=np.int8)
+        while not is_game_over(board):
+            moves = legal_moves(board)
+            if player_to_move(board) == X and len(moves) >= 2:
+                found.setdefault(int(board_index(board)), board.copy())
+                if len(found) == count:
+                    return TrainingSet.from_boards(np.array(list(found.values())))
+            noisy = source == "noisy heuristic games" and rng.random() >= NOISY_HEURISTIC_RANDOM_MOVES
+            board = play(board, heuristic_move(board) if noisy else moves[rng.integers(len(moves))])
+    raise ValueError(f"could not find {count} distinct positions from {source}; ask for fewer")
+
+
+def fitness(outputs: np.ndarray, training: TrainingSet) -> np.ndarray:
+    """Equation (31): the heuristic's scores of the chosen squares summed, over the best scores summed; (...,)."""
+    chosen = training.score_by_step[np.arange(len(training.boards)), output_steps(outputs)]  # the moves' scores
+    return chosen.sum(axis=-1) / training.best_total
+
+
+def all_x_positions() -> TrainingSet:
+    """A :class:`TrainingSet` of every reachable unfinished position with X to move and two or more empty squares.
+
+    Fitness on it measures imitation beyond the 100 training positions.
+    """
+    tables = board_tables()
+    keep = tables.legal & ~tables.over & (tables.to_move == X) & (tables.n_empty >= 2)
+    return TrainingSet.from_boards(tables.boards[keep])

@@ -48,7 +48,6 @@ from evolving_ttt.al_khateeb.evaluator import (
 )
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
 
-
 RUN_CACHE_FOLDER_VARIABLE = "TTT_RUN_CACHE"
 """The environment variable naming the folder where the chapters of one build share long runs (chapter 15).
 
@@ -75,9 +74,7 @@ def _board_columns() -> np.ndarray:
     return np.ascontiguousarray(board_tables().boards.T, dtype=float)
 
 
-def search_moves(
-    weights: np.ndarray, boards: np.ndarray, mark: int, view: str, winning_moves: str
-) -> np.ndarray:
+def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, winning_moves: str) -> np.ndarray:
     """The one-ply move of network ``weights[k]`` on board number ``boards[k]``, all at once (chapter 15).
 
     Every board must have ``mark`` to move and the same number of empty squares (true of all boards of
@@ -307,7 +304,10 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
 
 
 def run_coevolution(
-    config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int = 1, progress: bool | str = True, workers: int | None = None
+    config: CoevolutionConfig = PAPER_COEVOLUTION,
+    seed: int = 1,
+    progress: bool | str = True,
+    workers: int | None = None,
 ) -> CoevolutionRun:
     """The experiment as the chapters run it: all cores, shared within a build (chapter 15).
 

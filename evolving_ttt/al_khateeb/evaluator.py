@@ -21,12 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from evolving_ttt.game import (
-    X,
     Player,
+    X,
     check_count,
     check_mark,
     is_game_over,
@@ -39,7 +40,7 @@ from evolving_ttt.game import (
 EVALUATOR_LAYERS = (9, 5, 3, 1)
 """Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 15)."""
 
-EVALUATOR_WEIGHTS = sum((n_in + 1) * n_out for n_in, n_out in zip(EVALUATOR_LAYERS, EVALUATOR_LAYERS[1:]))
+EVALUATOR_WEIGHTS = sum((n_in + 1) * n_out for n_in, n_out in pairwise(EVALUATOR_LAYERS))
 """Weights and biases of one evaluator: 9*5+5 + 5*3+3 + 3*1+1 = 72, the paper's N_w (chapter 15)."""
 
 EVALUATOR_WEIGHT_LIMIT = 0.5
@@ -123,7 +124,7 @@ def evaluator_layers(weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]
     (3, 1) and (1,) (chapter 15)."""
     weights = check_weights(weights)
     layers, start = [], 0
-    for n_in, n_out in zip(EVALUATOR_LAYERS, EVALUATOR_LAYERS[1:]):
+    for n_in, n_out in pairwise(EVALUATOR_LAYERS):
         matrix = weights[..., start : start + n_in * n_out].reshape(weights.shape[:-1] + (n_in, n_out))
         start += n_in * n_out
         layers.append((matrix, weights[..., start : start + n_out]))
@@ -154,7 +155,7 @@ def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
     params = np.moveaxis(weights, -1, 0)
     params = params.reshape((EVALUATOR_WEIGHTS,) + (1,) * (len(batch) - params.ndim + 1) + params.shape[1:])
     start = 0
-    for n_in, n_out in zip(EVALUATOR_LAYERS, EVALUATOR_LAYERS[1:]):
+    for n_in, n_out in pairwise(EVALUATOR_LAYERS):
         matrix = params[start : start + n_in * n_out].reshape((n_in, n_out) + params.shape[1:])
         start += n_in * n_out
         total = np.array(np.broadcast_to(params[start : start + n_out], (n_out,) + batch))  # the biases
@@ -403,4 +404,3 @@ def coevolve_readable(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int =
         steps = np.concatenate([steps[ranked], offspring_steps])
         ids = np.concatenate([ids[ranked], n + g * p + np.arange(p)])
     return ReadableRun(totals, best_weights, best_ids, mean_step, weights, steps)
-

@@ -291,16 +291,17 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
         If the file is not such a record, saying what is missing.
     """
     try:
-        with np.load(path) as data:
-            missing = [name for name in ("config", "seed", "run_numbers", *RECORD_FIELDS) if name not in data]
-            if missing:
-                raise ValueError(f"{path} is not a co-evolution record: it lacks {missing}")
-            return CoevolutionRun(
-                CoevolutionConfig.from_dict(json.loads(str(data["config"]))), int(data["seed"]),
-                tuple(int(r) for r in data["run_numbers"]), *(data[name] for name in RECORD_FIELDS),
-            )  # fmt: skip
-    except (OSError, EOFError) as error:
+        data = np.load(path)
+    except (OSError, EOFError, ValueError) as error:
         raise ValueError(f"{path} could not be read as a .npz file: {error}") from None
+    with data:
+        missing = [name for name in ("config", "seed", "run_numbers", *RECORD_FIELDS) if name not in data]
+        if missing:
+            raise ValueError(f"{path} is not a co-evolution record: it lacks {missing}")
+        return CoevolutionRun(
+            CoevolutionConfig.from_dict(json.loads(str(data["config"]))), int(data["seed"]),
+            tuple(int(r) for r in data["run_numbers"]), *(data[name] for name in RECORD_FIELDS),
+        )  # fmt: skip
 
 
 def run_coevolution(

@@ -50,7 +50,7 @@ INITIAL_STEP_SIZE = 0.05
 """Every self-adaptive step size starts at 0.05 (chapter 15)."""
 
 STEP_SIZE_TAU = 1 / math.sqrt(2 * math.sqrt(EVALUATOR_WEIGHTS))
-"""The learning rate of the step sizes, tau = 1 / sqrt(2 sqrt(72)), about 0.2570 (chapter 15)."""
+"""The learning rate of the step sizes, tau = 1 / sqrt(2 sqrt(72)), about 0.2427 (chapter 15)."""
 
 VIEWS = ("mover", "x")
 """How the evaluator sees a board: from the side of the player who just moved, or always from X's (chapter 15)."""

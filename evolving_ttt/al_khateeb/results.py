@@ -173,19 +173,26 @@ def exact_results(
     return results
 
 
-def progress_curve(run, opponent_as_x: np.ndarray, opponent_as_o: np.ndarray, chunk: int = 32) -> np.ndarray:
-    """Exact results of every generation's best network against one opponent, shape ``(runs, generations, 2, 3)``
-    (chapter 16).
+def progress_curve(
+    run, opponent_as_x: np.ndarray, opponent_as_o: np.ndarray, generations=None, chunk: int = 32
+) -> np.ndarray:
+    """Exact results of each run's best network of the given generations against one opponent (chapter 16).
 
-    ``run`` is a :class:`evolving_ttt.al_khateeb.engine.CoevolutionRun`; axes 2 and 3 are as in
-    :func:`exact_results`. A network that stays best for many generations is judged once.
+    ``run`` is a :class:`evolving_ttt.al_khateeb.engine.CoevolutionRun`; ``generations`` are generation
+    numbers counted from 1 (default: all). Returns shape ``(runs, len(generations), 2, 3)``, axes 2 and
+    3 as in :func:`exact_results`. A network that stays best for several of these generations is judged
+    once.
     """
-    runs, generations = run.best_ids.shape
-    keys = np.arange(runs)[:, None] * (int(run.best_ids.max()) + 1) + run.best_ids
-    distinct, first, which = np.unique(keys.ravel(), return_index=True, return_inverse=True)
-    networks = run.best_weights.reshape(-1, run.best_weights.shape[-1])[first]
+    runs, total = run.best_ids.shape
+    generations = np.arange(1, total + 1) if generations is None else np.asarray(generations, dtype=np.int64)
+    if generations.ndim != 1 or np.any((generations < 1) | (generations > total)):
+        raise ValueError(f"generations must be generation numbers from 1 to {total}")
+    ids = run.best_ids[:, generations - 1]
+    keys = np.arange(runs)[:, None] * (int(run.best_ids.max()) + 1) + ids
+    _, first, which = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+    networks = run.best_weights[:, generations - 1].reshape(-1, run.best_weights.shape[-1])[first]
     results = exact_results(networks, opponent_as_x, opponent_as_o, run.config.player, chunk)
-    return results[which.ravel()].reshape(runs, generations, 2, 3)
+    return results[which.ravel()].reshape(runs, len(generations), 2, 3)
 
 
 def final_round_robin(players: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:

@@ -62,6 +62,7 @@ play: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py
+	$(PY) bench/al_khateeb.py
 
 clean:
 	rm -rf _build

@@ -371,3 +371,10 @@ def test_an_unreadable_evaluator_file_says_so(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_evaluator(tmp_path / "bad.json")
+
+
+def test_a_shorter_run_is_the_beginning_of_a_longer_one():
+    short = coevolve(CoevolutionConfig(population=6, parents=3, generations=4, runs=2), seed=17)
+    long = coevolve(CoevolutionConfig(population=6, parents=3, generations=9, runs=2), seed=17)
+    assert np.array_equal(short.players(), long.best_weights[:, 3])
+    assert np.array_equal(short.totals, long.totals[:, :4]) and np.array_equal(short.best_ids, long.best_ids[:, :4])

@@ -131,7 +131,7 @@ from evolving_ttt.static_board import (
 from evolving_ttt.arena import (
     Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
     best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
-    results_as, ArenaRow, measure, round_robin, round_robin_points,
+    results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
 )
 
 # The command line: python -m ttt_helpers evolve ... (chapter 7) and evaluate ... (chapter 11)

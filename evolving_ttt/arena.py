@@ -341,3 +341,43 @@ def catalogue() -> tuple[ArenaPlayer, ...]:
     Built once per process (tabulating the players takes a few seconds) and shared.
     """
     return (*reference_players(), fogel_champion())
+
+
+def arena_report(players: Sequence[ArenaPlayer] | None = None) -> dict:
+    """Every yardstick of every player, and the round robin, as plain numbers (for JSON and the command line)."""
+    players = list(catalogue() if players is None else players)
+    rows = [measure(player) for player in players]
+    outcomes = round_robin(players)
+    points = round_robin_points(outcomes)
+    return {
+        "players": [dict(row.as_dict(), description=p.description, training=p.training, round_robin_points=float(q))
+                    for row, p, q in zip(rows, players, points, strict=True)],
+        "round_robin": {"order": [p.name for p in players], "outcomes_x_row_o_column": outcomes.tolist()},
+    }  # fmt: skip
+
+
+def format_arena_table(report: dict) -> str:
+    """The arena's table as text: one row per player, wins/draws/losses in percent (book/21_arena.ipynb)."""
+
+    def wdl(triple):
+        return "/".join(f"{100 * v:.0f}" for v in triple)
+
+    header = (f"{'player':<24}{'system':<22}{'Fogel score':>12}  {'perfect X':>11} {'perfect O':>11}  "
+              f"{'10% perf. X':>11} {'10% perf. O':>11}  {'random X':>10} {'random O':>10}  "
+              f"{'loses X/O':>9}  {'mistakes X':>11} {'mistakes O':>11}  {'RR points':>9}")  # fmt: skip
+    lines = [header, "-" * len(header)]
+    for row in report["players"]:
+        r, m = row["results"], row["mistakes"]
+        loses = "/".join("yes" if row["can_lose"][s] else "no" for s in ("X", "O"))
+        lines.append(
+            f"{row['name']:<24}{row['system']:<22}{row['protocol_score']:>12.2f}  "
+            f"{wdl(r['perfect']['X']):>11} {wdl(r['perfect']['O']):>11}  "
+            f"{wdl(r['perfect, 10% random']['X']):>11} {wdl(r['perfect, 10% random']['O']):>11}  "
+            f"{wdl(r['random']['X']):>10} {wdl(r['random']['O']):>10}  {loses:>9}  "
+            f"{m['X']['mistakes']:>4}/{m['X']['positions']:<6} {m['O']['mistakes']:>4}/{m['O']['positions']:<6}  "
+            f"{row['round_robin_points']:>9.3f}"
+        )
+    lines.append("results: win/draw/loss in percent, exact; Fogel score: expected 32-game protocol score as X "
+                 "(max 32); mistakes: positions with a move worse than the best / positions reached; RR: round-robin "
+                 "points per game (1 win, 1/2 draw)")  # fmt: skip
+    return "\n".join(lines)

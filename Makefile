@@ -63,6 +63,7 @@ play: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/benchmark.py
 	$(PY) bench/ling_lam.py
+	$(PY) bench/al_khateeb.py
 
 clean:
 	rm -rf _build

@@ -167,5 +167,32 @@ from evolving_ttt.ling_lam.experiment import (
     two_by_two_positions,
 )
 
+# -----------------------------------------------------------------------------------------------------
+# Al-Khateeb (2012), a co-evolved board evaluator
+# -----------------------------------------------------------------------------------------------------
+
+# Chapter 15: the system, readable and batched (book/15_al_khateeb_system.ipynb)
+from evolving_ttt.al_khateeb.evaluator import (
+    EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
+    WINNING_MOVES, WIN_VALUE, run_generators, OnePlySettings, PAPER_ONE_PLY, check_weights, evaluator_layers,
+    evaluate_boards, random_evaluators, move_values, one_ply_move, one_ply_player, self_adaptive_mutation,
+    coevolution_game, round_robin_results, round_robin_totals, rank_population, CoevolutionConfig,
+    PAPER_COEVOLUTION, CoevolutionDraws, draw_coevolution, ReadableRun, coevolve_readable,
+)
+from evolving_ttt.al_khateeb.engine import (
+    RUN_CACHE_FOLDER_VARIABLE, swapped_index, search_moves, CoevolutionRun, merge_coevolution_runs, coevolve,
+    RECORD_FIELDS, save_coevolution_run, load_coevolution_run, run_coevolution,
+)
+
+# Chapter 16: the results, as the paper measured them and exactly (book/16_al_khateeb_results.ipynb)
+from evolving_ttt.al_khateeb.engine import (
+    EVALUATOR_FORMAT, save_evaluator, load_evaluator,
+)
+from evolving_ttt.al_khateeb.results import (
+    PAPER_TABLE_1, PAPER_TABLE_2, PAPER_TABLE_3, AfterstateTables, afterstate_tables, evaluator_moves,
+    moves_to_policies, evaluator_policies, evaluator_policy, exact_results, progress_curve, final_round_robin,
+    game_points, WelchTest, welch_test, match_record, choose_ttt, ttt_provenance,
+)
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
     arena_cmd.add_argument("--json", help="also write the full table and the round robin to this JSON file")
     _add_ling_lam_parser(commands)
+
+    _al_khateeb_parser(commands)
     return parser
 
 
@@ -117,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "al-khateeb":
+        return _al_khateeb_command(parser, args)
     if args.command == "evolve":
         try:
             config = ExperimentConfig(
@@ -196,6 +200,27 @@ def _add_ling_lam_parser(commands) -> None:
     run.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_CONFIG.training_source)
     run.add_argument("--data-dir", help="also write ling_lam_runs.json and the fittest network of each method "
                      "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
+
+# -----------------------------------------------------------------------------------------------------
+# Al-Khateeb (2012): python -m ttt_helpers al-khateeb ... (chapters 15 and 16)
+# -----------------------------------------------------------------------------------------------------
+
+
+def _al_khateeb_parser(commands) -> None:
+    from evolving_ttt.al_khateeb.evaluator import PAPER_COEVOLUTION, VIEWS, WINNING_MOVES
+
+    run = commands.add_parser(
+        "al-khateeb", help="run Al-Khateeb's co-evolution (20 runs x 2,000 generations) and save TTT"
+    )
+    run.add_argument("--runs", type=_nonnegative_int, default=PAPER_COEVOLUTION.runs)
+    run.add_argument("--generations", type=_nonnegative_int, default=PAPER_COEVOLUTION.generations)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--out", required=True, help="the .npz file to write the record of every run to")
+    run.add_argument("--champion", help="also save TTT, the winner of the final round robin, to this JSON file")
+    run.add_argument("--view", choices=VIEWS, default="mover",
+                     help="boards seen from the mover's side (default) or always from X's")  # fmt: skip
+    run.add_argument("--winning-moves", choices=WINNING_MOVES, default="evaluator",
+                     help="a winning move is judged by the network (default) or taken by the rules")  # fmt: skip
     run.add_argument("--workers", type=_nonnegative_int, default=None, help="processes to use (default: all cores)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -251,4 +276,39 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
         for method, run in runs.items():
             save_trained_network(run.network(), data_files[method], **run.provenance())
             print(f"wrote {data_files[method]}: the fittest of the {config.seeds} {method} runs")
+
+def _al_khateeb_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``python -m ttt_helpers al-khateeb``: every argument and output path is checked before the run starts."""
+    from evolving_ttt.al_khateeb.engine import coevolve, save_coevolution_run, save_evaluator
+    from evolving_ttt.al_khateeb.evaluator import CoevolutionConfig, OnePlySettings
+    from evolving_ttt.al_khateeb.results import choose_ttt, ttt_provenance
+
+    try:
+        config = CoevolutionConfig(
+            generations=args.generations, runs=args.runs,
+            player=OnePlySettings(view=args.view, winning_moves=args.winning_moves),
+        )  # fmt: skip
+        workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+        check_count(workers, "--workers")
+        if Path(args.out).suffix != ".npz":
+            raise ValueError(f"--out {args.out}: the record is a .npz file; give a name ending in .npz")
+        check_output_path(args.out, "--out")
+        if args.champion:
+            if Path(args.champion).suffix != ".json":
+                raise ValueError(f"--champion {args.champion}: TTT is saved as JSON; give a name ending in .json")
+            check_output_path(args.champion, "--champion")
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"co-evolving: {config.runs} runs x {config.generations} generations, {config.population} networks, "
+          f"seed {args.seed}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
+    run = coevolve(config, seed=args.seed, progress=not args.quiet, workers=workers)
+    save_coevolution_run(run, args.out)
+    best = run.totals[:, -1].max(axis=1)
+    print(f"wrote {args.out}: best round-robin total in the last generation {best.mean():.2f} on average "
+          f"(runs range {best.min()} to {best.max()}, out of 38)")  # fmt: skip
+    if args.champion:
+        row, points = choose_ttt(run)
+        save_evaluator(run.weights[row, 0], run.steps[row, 0], args.champion, **ttt_provenance(run, row, points))
+        print(f"wrote {args.champion}: TTT is the player of run {run.run_numbers[row]}, "
+              f"{points[row]} points in the final round robin")  # fmt: skip
     return 0

@@ -1,0 +1,406 @@
+"""Al-Khateeb (2012): the 9-5-3-1 board evaluator and its co-evolution, readable version (chapter 15).
+
+Everything here is written for reading, one game and one network at a time; chapter
+``book/15_al_khateeb_system.ipynb`` shows it piece by piece. The batched engine of
+:mod:`evolving_ttt.al_khateeb.engine` runs the same experiment for all runs at once and is checked
+against :func:`coevolve_readable` for the same random numbers.
+
+Conventions
+-----------
+* A network is a flat vector of its 72 weights and biases (:data:`EVALUATOR_WEIGHTS`), layer by
+  layer: the 9 x 5 input weights (``w[s, j]``: square s to hidden node j), the 5 biases of the
+  first hidden layer, the 5 x 3 weights and 3 biases of the second, the 3 x 1 weights and the bias
+  of the output. Biases are added.
+* Boards are as everywhere in the book: X = +1, O = -1, empty = 0, X moves first.
+* Every random number comes from a :class:`numpy.random.Generator`; the draws of a generation are
+  made by :func:`draw_coevolution` so that the readable code and the engine use the same ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from evolving_ttt.game import (
+    Player,
+    X,
+    check_count,
+    check_mark,
+    is_game_over,
+    legal_moves,
+    play,
+    player_to_move,
+    winner,
+)
+
+EVALUATOR_LAYERS = (9, 5, 3, 1)
+"""Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 15)."""
+
+EVALUATOR_WEIGHTS = sum((n_in + 1) * n_out for n_in, n_out in pairwise(EVALUATOR_LAYERS))
+"""Weights and biases of one evaluator: 9*5+5 + 5*3+3 + 3*1+1 = 72, the paper's N_w (chapter 15)."""
+
+EVALUATOR_WEIGHT_LIMIT = 0.5
+"""Initial weights and biases are uniform on [-0.5, 0.5] (chapter 15)."""
+
+INITIAL_STEP_SIZE = 0.05
+"""Every self-adaptive step size starts at 0.05 (chapter 15)."""
+
+STEP_SIZE_TAU = 1 / math.sqrt(2 * math.sqrt(EVALUATOR_WEIGHTS))
+"""The learning rate of the step sizes, tau = 1 / sqrt(2 sqrt(72)), about 0.2427 (chapter 15)."""
+
+VIEWS = ("mover", "x")
+"""How the evaluator sees a board: from the side of the player who just moved, or always from X's (chapter 15)."""
+
+WINNING_MOVES = ("evaluator", "rules")
+"""Who judges a move that completes a line: the evaluator like any other move, or the rules (chapter 15)."""
+
+WIN_VALUE = 2.0
+"""The value the rules give a winning move: above any output of the evaluator, which lies in [-1, 1] (chapter 15)."""
+
+
+def run_generators(seed: int, runs: int) -> list[np.random.Generator]:
+    """One independent random generator per run, spawned from ``seed`` (chapter 15).
+
+    Run ``r`` draws only from its own generator, so it gives the same result alone or beside others.
+    The same convention as Fogel's trials (:func:`evolving_ttt.fogel.evolution.trial_generators`).
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(check_count(runs, "runs"))]
+
+
+def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class OnePlySettings:
+    """The readings of how the evaluator picks a move; the defaults are the book's (chapter 15).
+
+    Attributes
+    ----------
+    view
+        ``"mover"`` (default): the board after the move is shown with the mover's pieces as +1 and the
+        opponent's as -1, so one network plays both sides and always takes the highest value.
+        ``"x"``: the board is always shown as it is (X = +1); X takes the highest value, O the lowest.
+    winning_moves
+        ``"evaluator"`` (default): a move that completes a line is judged by the network like any
+        other. ``"rules"``: it gets :data:`WIN_VALUE`, so a player never misses a win in one.
+    """
+
+    view: str = "mover"
+    winning_moves: str = "evaluator"
+
+    def __post_init__(self) -> None:
+        _check_choice(self.view, VIEWS, "view")
+        _check_choice(self.winning_moves, WINNING_MOVES, "winning_moves")
+
+    def as_dict(self) -> dict:
+        return {"view": self.view, "winning_moves": self.winning_moves}
+
+
+PAPER_ONE_PLY = OnePlySettings()
+"""The book's reading of the paper: boards seen by the mover, winning moves left to the evaluator (chapter 15)."""
+
+
+def check_weights(weights: np.ndarray, name: str = "weights") -> np.ndarray:
+    """Return ``weights`` as a float array after checking that its last axis holds 72 finite numbers (chapter 15)."""
+    weights = np.asarray(weights, dtype=float)
+    if weights.shape[-1:] != (EVALUATOR_WEIGHTS,):
+        raise ValueError(f"{name} must have {EVALUATOR_WEIGHTS} weights in the last axis; got shape {weights.shape}")
+    if not np.all(np.isfinite(weights)):
+        raise ValueError(f"{name} must be finite numbers")
+    return weights
+
+
+def evaluator_layers(weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Split one network's 72 numbers into ``(weights, biases)`` per layer: (9, 5) and (5,), (5, 3) and (3,),
+    (3, 1) and (1,) (chapter 15)."""
+    weights = check_weights(weights)
+    layers, start = [], 0
+    for n_in, n_out in pairwise(EVALUATOR_LAYERS):
+        matrix = weights[..., start : start + n_in * n_out].reshape(weights.shape[:-1] + (n_in, n_out))
+        start += n_in * n_out
+        layers.append((matrix, weights[..., start : start + n_out]))
+        start += n_out
+    return layers
+
+
+def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
+    """The evaluator's value of each board, in [-1, 1]: tanh on every hidden node and on the output (chapter 15).
+
+    ``weights`` has shape ``(..., 72)`` and ``boards`` ``(..., 9)``; their leading axes broadcast, so
+    one network can judge many boards, or many networks one board each. This one function serves the
+    readable player, the batched engine and the policy tables alike.
+
+    Each node adds its inputs one at a time, in a fixed order (bias first, then input 0, 1, ...).
+    Floating-point sums depend on their order, and a matrix product may sum in a different order
+    for one board than for a million; with a fixed order a board gets the same value, bit for bit,
+    whichever batch it is judged in, so that the engine and the readable code make the same moves.
+    The arrays are held features first (``(9, ...)``), so that numpy's inner loops run along the long
+    axis of boards rather than across a layer's few nodes.
+    """
+    weights = check_weights(weights)
+    boards = np.asarray(boards, dtype=float)
+    if boards.shape[-1:] != (9,):
+        raise ValueError(f"boards must have 9 squares in the last axis; got shape {boards.shape}")
+    batch = np.broadcast_shapes(boards.shape[:-1], weights.shape[:-1])
+    values = np.moveaxis(boards, -1, 0)  # (9, ...): one row per input node
+    params = np.moveaxis(weights, -1, 0)
+    params = params.reshape((EVALUATOR_WEIGHTS,) + (1,) * (len(batch) - params.ndim + 1) + params.shape[1:])
+    start = 0
+    for n_in, n_out in pairwise(EVALUATOR_LAYERS):
+        matrix = params[start : start + n_in * n_out].reshape((n_in, n_out) + params.shape[1:])
+        start += n_in * n_out
+        total = np.array(np.broadcast_to(params[start : start + n_out], (n_out,) + batch))  # the biases
+        start += n_out
+        for k in range(n_in):
+            total += values[k] * matrix[k]
+        values = np.tanh(total)
+    return values[0]
+
+
+def random_evaluators(rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` networks with weights and biases uniform on [-0.5, 0.5], shape ``(count, 72)`` (chapter 15)."""
+    count = check_count(count, "count")
+    return rng.uniform(-EVALUATOR_WEIGHT_LIMIT, EVALUATOR_WEIGHT_LIMIT, size=(count, EVALUATOR_WEIGHTS))
+
+
+def move_values(
+    weights: np.ndarray, board: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
+) -> tuple[list[int], np.ndarray]:
+    """The one-ply search: every legal move of the side to move, and how much that side likes it (chapter 15).
+
+    Each move is played on a copy of the board and the evaluator judges the result. With the view
+    ``"mover"`` the result is shown with the mover's pieces as +1 (for O: the board times -1); with
+    ``"x"`` it is shown as it is, and O's values are negated, so that every player takes the highest.
+    With winning moves judged by the ``"rules"``, a move that completes a line is worth
+    :data:`WIN_VALUE`.
+    """
+    mark = player_to_move(board)
+    moves = legal_moves(board)
+    afterstates = np.array([play(board, square) for square in moves])
+    if settings.view == "mover":
+        values = evaluate_boards(weights, mark * afterstates)
+    else:
+        values = mark * evaluate_boards(weights, afterstates)
+    if settings.winning_moves == "rules":
+        wins = np.array([winner(after) == mark for after in afterstates])
+        values = np.where(wins, WIN_VALUE, values)
+    return moves, values
+
+
+def one_ply_move(weights: np.ndarray, board: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> int:
+    """The move the evaluator picks: the highest value, ties to the lowest square (chapter 15)."""
+    moves, values = move_values(weights, board, settings)
+    return moves[int(np.argmax(values))]  # argmax returns the first of equal values: the lowest square
+
+
+def one_ply_player(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> Player:
+    """A move function (board -> square) for the evaluator playing ``mark`` (chapter 15)."""
+    weights, mark = check_weights(weights).copy(), check_mark(mark)
+
+    def player(board: np.ndarray) -> int:
+        if player_to_move(board) != mark:
+            raise ValueError(f"this player plays {'X' if mark == X else 'O'}, but the board has the other side to move")
+        return one_ply_move(weights, board, settings)
+
+    return player
+
+
+def self_adaptive_mutation(
+    weights: np.ndarray, steps: np.ndarray, step_normals: np.ndarray, weight_normals: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One offspring per parent: each step size is multiplied by exp(tau N), then each weight moves by
+    step size times N, with fresh standard normal numbers N for every weight (chapter 15).
+
+    The weight moves by the *new* step size, the order the paper writes the two equations in. Any
+    leading batch axes are allowed; returns ``(offspring weights, offspring step sizes)``.
+    """
+    new_steps = steps * np.exp(STEP_SIZE_TAU * step_normals)
+    return weights + new_steps * weight_normals, new_steps
+
+
+def coevolution_game(
+    x_weights: np.ndarray, o_weights: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
+) -> tuple[int, list[int]]:
+    """Play one game between two evaluators; returns ``(winner, moves)``, winner +1 X, -1 O, 0 draw (chapter 15)."""
+    board = np.zeros(9, dtype=np.int8)
+    moves = []
+    while not is_game_over(board):
+        weights = x_weights if player_to_move(board) == X else o_weights
+        square = one_ply_move(weights, board, settings)
+        board = play(board, square)
+        moves.append(square)
+    return winner(board), moves
+
+
+def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
+    """Every network plays every other once as X and once as O (chapter 15).
+
+    Returns ``results[i, j]``: the winner (+1 X, -1 O, 0 draw) of the game with network ``i`` as X and
+    ``j`` as O; the diagonal is 0. With 20 networks that is 380 games.
+    """
+    n = check_weights(population, "population").shape[0]
+    results = np.zeros((n, n), dtype=np.int8)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                results[i, j] = coevolution_game(population[i], population[j], settings)[0]
+    return results
+
+
+def round_robin_totals(results: np.ndarray) -> np.ndarray:
+    """Each network's total at +1 a win, 0 a draw, -1 a loss (chapter 15).
+
+    As X, network ``i`` scores ``results[i, j]``; as O it scores ``-results[j, i]``.
+    """
+    results = np.asarray(results, dtype=np.int64)
+    return results.sum(axis=-1) - results.sum(axis=-2)
+
+
+def rank_population(totals: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
+    """Positions of the networks from the highest total down; equal totals in the order of random keys (chapter 15)."""
+    return np.lexsort((tie_keys, -np.asarray(totals)), axis=-1)
+
+
+@dataclass(frozen=True)
+class CoevolutionConfig:
+    """One experiment; the defaults are Al-Khateeb's (chapter 15).
+
+    Attributes
+    ----------
+    population
+        Networks per population (20); each generation they play a full round robin.
+    parents
+        How many of them survive and make one offspring each (10).
+    generations
+        Generations per run (2,000).
+    runs
+        Independent runs (20): the paper evolves 20 players.
+    player
+        How a network picks its move (:class:`OnePlySettings`).
+    """
+
+    population: int = 20
+    parents: int = 10
+    generations: int = 2000
+    runs: int = 20
+    player: OnePlySettings = PAPER_ONE_PLY
+
+    def __post_init__(self) -> None:
+        check_count(self.population, "population", minimum=2)
+        check_count(self.parents, "parents")
+        check_count(self.generations, "generations")
+        check_count(self.runs, "runs")
+        if 2 * self.parents != self.population:
+            raise ValueError(
+                f"each parent makes one offspring, so the population must be twice the parents; "
+                f"got population {self.population} and parents {self.parents}"
+            )
+        if not isinstance(self.player, OnePlySettings):
+            raise ValueError(f"player must be OnePlySettings; got {type(self.player).__name__}")
+
+    def as_dict(self) -> dict:
+        return {"population": self.population, "parents": self.parents, "generations": self.generations,
+                "runs": self.runs, "player": self.player.as_dict()}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, record: dict) -> CoevolutionConfig:
+        """The configuration written by :meth:`as_dict`."""
+        try:
+            return cls(**{**record, "player": OnePlySettings(**record["player"])})
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not a co-evolution configuration: {error}") from None
+
+
+PAPER_COEVOLUTION = CoevolutionConfig()
+"""Al-Khateeb's experiment: 20 networks, 10 parents, 2,000 generations, 20 runs (chapter 15)."""
+
+
+@dataclass(frozen=True)
+class CoevolutionDraws:
+    """The random numbers of one generation of one run (chapter 15).
+
+    Attributes
+    ----------
+    tie_keys : (population,)
+        Uniform keys that order networks with equal totals.
+    step_normals, weight_normals : (parents, 72)
+        The standard normal numbers of the offspring's step sizes and weights.
+    """
+
+    tie_keys: np.ndarray
+    step_normals: np.ndarray
+    weight_normals: np.ndarray
+
+
+def draw_coevolution(rng: np.random.Generator, config: CoevolutionConfig = PAPER_COEVOLUTION) -> CoevolutionDraws:
+    """Draw one generation's random numbers, always in the same order (chapter 15)."""
+    shape = (config.parents, EVALUATOR_WEIGHTS)
+    return CoevolutionDraws(rng.random(config.population), rng.standard_normal(shape), rng.standard_normal(shape))
+
+
+@dataclass(frozen=True)
+class ReadableRun:
+    """The record of one run of :func:`coevolve_readable` (chapter 15).
+
+    Attributes
+    ----------
+    totals : (generations, population)
+        Every network's round-robin total, in population order.
+    best_weights : (generations, 72)
+        The network ranked first in each generation.
+    best_ids : (generations,)
+        Its number: networks are numbered in order of birth within the run (the first population
+        0 to 19, then 10 offspring per generation).
+    mean_step : (generations,)
+        The mean step size of the population that played each generation.
+    weights, steps : (population, 72)
+        The population after the last generation: the ranked parents, then their offspring.
+    """
+
+    totals: np.ndarray
+    best_weights: np.ndarray
+    best_ids: np.ndarray
+    mean_step: np.ndarray
+    weights: np.ndarray
+    steps: np.ndarray
+
+
+def coevolve_readable(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int = 1, run: int = 0) -> ReadableRun:
+    """Run number ``run`` of an experiment, one game at a time (chapter 15).
+
+    Steps 1 to 8 of the paper: 20 random networks with step sizes 0.05; each generation a round robin,
+    the 10 best kept (equal totals in random order) and one offspring of each by self-adaptive
+    mutation. Slow (a few seconds a generation); :func:`evolving_ttt.al_khateeb.engine.coevolve` gives
+    the same result for all runs at once.
+    """
+    if not 0 <= run < config.runs:
+        raise ValueError(f"run must be a run number from 0 to {config.runs - 1}; got {run!r}")
+    rng = run_generators(seed, config.runs)[run]
+    n, p, g_count = config.population, config.parents, config.generations
+    weights = random_evaluators(rng, n)
+    steps = np.full((n, EVALUATOR_WEIGHTS), INITIAL_STEP_SIZE)
+    ids = np.arange(n)
+    totals, best_weights = np.zeros((g_count, n), dtype=np.int64), np.zeros((g_count, EVALUATOR_WEIGHTS))
+    best_ids, mean_step = np.zeros(g_count, dtype=np.int64), np.zeros(g_count)
+    for g in range(g_count):
+        draws = draw_coevolution(rng, config)
+        totals[g] = round_robin_totals(round_robin_results(weights, config.player))
+        mean_step[g] = steps.mean()
+        ranked = rank_population(totals[g], draws.tie_keys)[:p]
+        best_weights[g], best_ids[g] = weights[ranked[0]], ids[ranked[0]]
+        offspring, offspring_steps = self_adaptive_mutation(
+            weights[ranked], steps[ranked], draws.step_normals, draws.weight_normals
+        )
+        weights = np.concatenate([weights[ranked], offspring])
+        steps = np.concatenate([steps[ranked], offspring_steps])
+        ids = np.concatenate([ids[ranked], n + g * p + np.arange(p)])
+    return ReadableRun(totals, best_weights, best_ids, mean_step, weights, steps)

@@ -6,10 +6,19 @@ The top of the package: it imports the systems and nothing imports it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, ExperimentConfig, champion_provenance, evolve, save_run
+from evolving_ttt.fogel.evolution import (
+    PAPER_EXPERIMENT,
+    ExperimentConfig,
+    champion_provenance,
+    estimated_memory,
+    evolve,
+    save_run,
+)
 from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import load_network, save_network
@@ -35,6 +44,40 @@ def _nonnegative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0; got {text!r}")
     return value
+
+
+def check_output_path(path: str | Path, option: str) -> Path:
+    """Raise ``ValueError`` unless a file can be written at ``path``; say which ``option`` is wrong (chapter 7).
+
+    Every command checks its output files before it starts, so that a long run is never lost at its end.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{option} {path}: is a directory; give a file name")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"{option} {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{option} {path}: cannot write there (permission denied)")
+    return path
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, or ``None`` where the system does not say (chapter 7)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(needed: int, what: str, share: float = 0.75) -> None:
+    """Raise ``ValueError`` if ``needed`` bytes exceed ``share`` of the machine's memory (chapter 7)."""
+    total = machine_memory()
+    if total is not None and needed > share * total:
+        raise ValueError(
+            f"{what} needs about {needed / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB "
+            f"(the limit is {share:.0%} of it). Use fewer parents, trials or workers."
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,8 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
-    import os
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "evolve":
@@ -80,6 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )  # fmt: skip
             workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
             check_count(workers, "--workers")
+            check_output_path(args.out, "--out")
+            if args.champion:
+                check_output_path(args.champion, "--champion")
+            check_memory(
+                estimated_memory(config, workers), f"a run of {config.trials} trials x {config.parents} parents"
+            )
         except ValueError as error:
             parser.error(str(error))
         print(f"evolving: {config.trials} trials x {config.generations} generations, {config.parents} parents, "

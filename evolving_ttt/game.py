@@ -363,3 +363,13 @@ def check_probability(value: float, name: str) -> float:
 
 Player = Callable[[np.ndarray], int]
 """A player of X: a function from a board to the square it plays (chapter 3)."""
+
+
+def check_instance(value: object, kind: type | tuple[type, ...], name: str, expected: str) -> None:
+    """Raise ``ValueError`` naming the argument ``name`` unless ``value`` is a ``kind`` (chapter 1).
+
+    ``expected`` says in words what the argument should be, for the message: bad arguments to public
+    functions get a clear ``ValueError``, not an ``AttributeError`` from deep inside.
+    """
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} must be {expected}; got {type(value).__name__} {value!r:.60}")

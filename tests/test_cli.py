@@ -1,6 +1,7 @@
 """The command line: python -m ttt_helpers evolve ... and evaluate ..."""
 
 import math
+import re
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 
 from evolving_ttt.cli import main
 from evolving_ttt.fogel import exact as fogel_exact
-from evolving_ttt.fogel.evolution import ExperimentConfig, evolve, load_run
+from evolving_ttt.fogel.evolution import ExperimentConfig, estimated_memory, evolve, load_run
 from evolving_ttt.fogel.exact import exact_score
 from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import load_network
@@ -179,3 +180,35 @@ def test_evaluate_command_rejects_bad_files(tmp_path, capsys, content, message):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "usage:" in err and re.search(message, err), err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--out", "/no/such/dir/run.npz"], "--out /no/such/dir/run.npz: the folder /no/such/dir does not exist"),
+        (["--out", "{tmp}"], "is a directory; give a file name"),
+        (["--out", "{tmp}/run.npz", "--champion", "/no/such/dir/c.json"], "--champion /no/such/dir/c.json: the folder"),
+        (["--out", "{tmp}/run.npz", "--parents", "100000000"], "needs about .* GiB of memory; this machine has"),
+    ],
+)
+def test_evolve_refuses_bad_outputs_and_impossible_sizes_before_running(tmp_path, monkeypatch, capsys, extra, message):
+    import evolving_ttt.cli as cli
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the run started although its arguments were refused")
+
+    monkeypatch.setattr(cli, "evolve", must_not_run)
+    with pytest.raises(SystemExit) as stop:
+        main(["evolve", "--quiet", *(part.format(tmp=tmp_path) for part in extra)])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err
+    assert "Traceback" not in error and re.search(message, error)
+
+
+def test_the_memory_estimate_follows_the_measured_growth():
+    small = estimated_memory(ExperimentConfig(parents=50, trials=20), workers=2)
+    assert 100e6 < small < 200e6  # 124 MB measured for the paper's run on two processes
+    # the table of rivals grows with the square of the population
+    assert estimated_memory(ExperimentConfig(parents=8000, trials=1)) > 10 * estimated_memory(
+        ExperimentConfig(parents=2000, trials=1)
+    )

@@ -9,6 +9,7 @@ import pytest
 from evolving_ttt.drawing import draw_game_tree, tree_counts
 from evolving_ttt.fogel.engine import play_protocol_batch
 from evolving_ttt.fogel.exact import (
+    best_response,
     exact_score,
     exact_score_readable,
     exact_scores,
@@ -384,3 +385,16 @@ def test_the_champions_audit_agrees_with_its_tree(champion):
     tree_losses = tree_counts(game_tree(network_player(champion[0])))["losses"]
     assert tree_losses <= audit.losses  # the rule-base tree is part of the tree of all O replies
     assert audit.mistakes == len(audit.mistake_boards)
+
+
+def test_bad_arguments_to_the_exact_functions_raise_value_errors_naming_them():
+    with pytest.raises(ValueError, match="population must be a Population"):
+        exact_scores("abc")
+    with pytest.raises(ValueError, match="chunk must be a whole number"):
+        exact_scores(stack_networks([random_network(np.random.default_rng(0))]), chunk=0)
+    with pytest.raises(ValueError, match="rules must be an OpponentRules"):
+        exact_scores(stack_networks([random_network(np.random.default_rng(0))]), rules="paper")
+    with pytest.raises(ValueError, match="network must be a Network"):
+        exact_score([0.1] * 9)
+    with pytest.raises(ValueError, match="rules must be an OpponentRules"):
+        best_response(rules=None)

@@ -11,7 +11,8 @@ each explained where it is defined:
 * each network evaluates each distinct board once per turn (:func:`distinct_boards`);
 * only the empty squares compete for X's move (:func:`first_best_squares`);
 * X's fourth move reads the result from an endgame table (:func:`endgame`);
-* the offspring keep their parents' openings when they can (:class:`Openings`).
+* the first three plies use no random number, so a network that survives as a parent keeps its
+  openings instead of playing them again (:class:`Openings`).
 """
 
 from __future__ import annotations

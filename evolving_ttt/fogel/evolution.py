@@ -264,6 +264,21 @@ def evolve(
     )
 
 
+def estimated_memory(config: ExperimentConfig, workers: int = 1) -> int:
+    """A generous estimate of the peak memory, in bytes, that :func:`evolve` needs for ``config`` (chapter 6).
+
+    Fitted to measured peaks on the project machine (Python 3.11, numpy 2.4): about 60 MB of interpreter
+    and tables per process, 20 kB per parent and trial for the games of a generation, and the table of
+    selection rivals (:func:`evolving_ttt.fogel.selection.other_networks`), which grows with the square of the
+    population: about 40 bytes per parent squared per process. The command line refuses runs whose estimate
+    exceeds most of the machine's memory instead of failing with a ``MemoryError`` part way.
+    """
+    processes = max(1, min(int(workers), config.trials))
+    trials_per_process = -(-config.trials // processes)
+    per_process = 60e6 + 20e3 * trials_per_process * config.parents + 40.0 * config.parents**2
+    return int(processes * per_process)
+
+
 POPULATION_FIELDS = ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count")
 """The arrays of a :class:`Population`, in order (chapter 6)."""
 

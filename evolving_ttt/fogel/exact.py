@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -40,12 +41,15 @@ from evolving_ttt.game import (
     X,
     board_index,
     board_tables,
+    check_count,
+    check_instance,
     is_game_over,
     legal_moves,
     play,
     player_to_move,
     winner,
 )
+from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.perfect import audit_player
 
 
@@ -73,6 +77,30 @@ def o_reply_distribution(board: np.ndarray, rules: OpponentRules = PAPER_RULES) 
     empty, candidates = legal_moves(board), rule_candidates(board, rules)
     p = rules.random_move_probability
     return {s: p / len(empty) + ((1 - p) / len(candidates) if s in candidates else 0.0) for s in empty}
+
+
+@cache
+def rule_base_policy(mark: int = O, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
+    """Fogel's rule base as a policy table for either side, shape (19683, 9) (chapter 10).
+
+    On every legal unfinished board where ``mark`` is to move: ``p / n_empty`` for each empty square
+    (the random move, step a) plus ``(1 - p) / n_candidates`` for each square that steps (b)-(e) allow
+    (:func:`rule_candidates`, with the roles of the marks swapped when the rule base plays X). It is the
+    rule base's play on any board, so its first reply follows the rules: the protocol's cycled first
+    replies (``rules.first_reply``) belong to the 32-game protocol, not to the player. For ``mark=O``
+    it equals :func:`opponent_probabilities`. The table is shared between calls: do not write to it.
+    """
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
+    p = rules.random_move_probability
+    tables = board_tables()
+    table = np.zeros(POLICY_SHAPE)
+    for i in boards_to_move(mark):
+        board = tables.boards[i]
+        candidates = rule_candidates(board, rules, mark)
+        table[i] = p * tables.empty[i] / tables.n_empty[i]
+        table[i, candidates] += (1 - p) / len(candidates)
+    table.flags.writeable = False
+    return table
 
 
 def game_payoff_moments(
@@ -133,7 +161,16 @@ def exact_scores(
     (cut at the current depth); finished games keep their place and stop collecting probability. X's
     moves are evaluated for all states of a depth at once with the engine's incremental pre-activations.
     Networks are processed ``chunk`` at a time to bound memory.
+
+    Raises
+    ------
+    ValueError
+        If ``population`` is not a :class:`Population`, ``rules`` not :class:`OpponentRules`, ``payoff`` not
+        three numbers or ``chunk`` not a positive integer.
     """
+    check_instance(population, Population, "population", "a Population (th.stack_networks makes one from networks)")
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
+    chunk = check_count(chunk, "chunk")
     batch = population.shape
     flat = population.reshape(-1)
     means, variances = [], []
@@ -212,6 +249,7 @@ def _exact_scores_flat(
 
 def exact_score(network: Network, rules: OpponentRules = PAPER_RULES, payoff=PAPER_PAYOFF) -> tuple[float, float]:
     """Exact mean and variance of one network's protocol score (chapter 10)."""
+    check_instance(network, Network, "network", "a Network")
     mean, variance = exact_scores(stack_networks([network]), rules, payoff)
     return float(mean[0]), float(variance[0])
 
@@ -249,6 +287,7 @@ def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = 
     chosen for the whole protocol: the sum over the first replies it will face (each four times), or
     32 times the expectation when the first reply follows the rules. Ties go to the lowest square.
     """
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
     win, loss, draw = check_payoff(payoff)
     tables = board_tables()
     values = np.full(N_BOARDS, np.nan)

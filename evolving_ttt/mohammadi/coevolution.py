@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from deap import gp
 
-from evolving_ttt.game import MARK_DIGIT, O, POWERS_OF_3, X, board_tables, check_count, check_probability
+from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_tables, check_count, check_probability
 from evolving_ttt.mohammadi.programs import (
     PRIMITIVES,
     ProgramPlayer,
@@ -323,7 +323,8 @@ def play_double_games(
     """Double games between programs ``a[k]`` and ``b[k]`` (chapter 19): ``a`` plays X first, then ``b`` does.
 
     Each side earns the outcome points of :func:`double_game_points`, ``config.playat_bonus`` times its
-    entry of ``playats`` (:func:`playat_bonus_counts`), and ``config.move_bonus`` per move its program made in the two games.
+    entry of ``playats`` (:func:`playat_bonus_counts`), and ``config.move_bonus`` per move its program
+    made in the two games.
     """
     first = play_games(tables, a, b)
     second = play_games(tables, b, a)

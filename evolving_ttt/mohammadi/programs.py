@@ -68,7 +68,10 @@ PRIMITIVES = make_primitive_set()
 
 
 def program_to_text(program: gp.PrimitiveTree) -> str:
-    """The program as one line, ``PLAY-AT(OR(OPEN(pos11), pos00))``; :func:`parse_program` reads it back (chapter 19)."""
+    """The program on one line, such as ``PLAY-AT(OR(OPEN(pos11), pos00))``; :func:`parse_program` reads it back.
+
+    Introduced in chapter 19.
+    """
     return str(program)
 
 

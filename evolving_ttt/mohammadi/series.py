@@ -33,7 +33,7 @@ from evolving_ttt.mohammadi.coevolution import (
     vary,
 )
 from evolving_ttt.mohammadi.judge import OPPONENTS, choose_candidates, exact_results, scripted_judge
-from evolving_ttt.mohammadi.programs import NIL, playable_boards, parse_program, playat_count, program_to_text
+from evolving_ttt.mohammadi.programs import NIL, parse_program, playable_boards, playat_count, program_to_text
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "single_root_playat",
@@ -90,16 +90,17 @@ class RunRecord:
 
     def as_dict(self) -> dict:
         return {
-            "population": self.population, "heights": self.heights.tolist(), "fitness": self.fitness.tolist(), "wins": self.wins.tolist(),
-            "round_robin": self.round_robin.tolist(), "candidates": self.candidates.tolist(),
-            "results": {k: v.tolist() for k, v in self.results.items()}, "kept": list(self.kept),
-            "judge_order": list(self.judge_order),
+            "population": self.population, "heights": self.heights.tolist(), "fitness": self.fitness.tolist(),
+            "wins": self.wins.tolist(), "round_robin": self.round_robin.tolist(),
+            "candidates": self.candidates.tolist(), "results": {k: v.tolist() for k, v in self.results.items()},
+            "kept": list(self.kept), "judge_order": list(self.judge_order),
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict) -> RunRecord:
         return cls(
-            population=list(data["population"]), heights=np.array(data["heights"], dtype=int), fitness=np.array(data["fitness"]), wins=np.array(data["wins"]),
+            population=list(data["population"]), heights=np.array(data["heights"], dtype=int),
+            fitness=np.array(data["fitness"]), wins=np.array(data["wins"]),
             round_robin=np.array(data["round_robin"]), candidates=np.array(data["candidates"], dtype=int),
             results={k: np.array(v) for k, v in data["results"].items()}, kept=list(data["kept"]),
             judge_order=list(data["judge_order"]),
@@ -196,12 +197,14 @@ class Coevolution:
         ``progress`` is called with no argument after each generation (for a progress bar).
         """
         config = self.config
-        for generation in range(config.generations):
-            if generation:
-                self.population = vary([self.population[i] for i in result.winners], self.rng, config)
-            result, tables = self.generation()
+        result, tables = self.generation()
+        for _ in range(config.generations - 1):
             if progress is not None:
                 progress()
+            self.population = vary([self.population[i] for i in result.winners], self.rng, config)
+            result, tables = self.generation()
+        if progress is not None:
+            progress()
         candidates = choose_candidates(result.fitness, self.rng, config.best_candidates, config.random_candidates)
         results = {kind: exact_results(tables[candidates], kind) for kind in OPPONENTS}
         sizes = [len(self.population[i]) for i in candidates]
@@ -342,14 +345,14 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON ({error})") from None
     if not isinstance(data, dict) or data.get("format") != PROGRAM_FORMAT:
-        raise ValueError(f"{path}: not a saved program (expected \"format\": \"{PROGRAM_FORMAT}\")")
+        raise ValueError(f'{path}: not a saved program (expected "format": "{PROGRAM_FORMAT}")')
     if data.get("version") != 1:
         raise ValueError(f"{path}: unknown version {data.get('version')!r} (this code reads version 1)")
     if not isinstance(data.get("program"), str):
-        raise ValueError(f"{path}: \"program\" must be the program's text, such as \"PLAY-AT(pos11)\"")
+        raise ValueError(f'{path}: "program" must be the program\'s text, such as "PLAY-AT(pos11)"')
     provenance = data.get("provenance", {})
     if not isinstance(provenance, dict):
-        raise ValueError(f"{path}: \"provenance\" must be a JSON object")
+        raise ValueError(f'{path}: "provenance" must be a JSON object')
     try:
         program = parse_program(data["program"])
     except ValueError as error:

@@ -26,7 +26,7 @@ SILENT = "OR(MINE(pos00), YOURS(pos00))"
 
 def test_exact_results_match_the_outcomes_module_for_tabulated_players():
     programs = co.random_programs(np.random.default_rng(0), 5, 10)
-    for kind, policy in (("perfect", perfect_policy), ("rule base", rule_base_policy), ("random", random_policy)):
+    for kind, policy in (("perfect", perfect_policy), (rule_base_policy, rule_base_policy), ("random", random_policy)):
         results = jd.exact_results(programs, kind, chunk=2)
         assert results.shape == (5, 2, 3)
         for k, program in enumerate(programs):
@@ -63,6 +63,14 @@ def test_candidates_are_the_fittest_then_distinct_random_others():
     assert len(set(chosen.tolist())) == 6 and not set(chosen[3:]) & {1, 3, 4}
     with pytest.raises(ValueError, match="opponent must be one of"):
         jd.opponent_policy("human", X)
+    with pytest.raises(ValueError, match="opponent must be one of"):
+        jd.exact_results([pr.parse_program(SILENT)], 3)
+
+
+def test_the_run_cache_variable_is_fogels():
+    from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
+
+    assert se.RUN_CACHE == RUN_CACHE_VARIABLE
 
 
 # --- Series ----------------------------------------------------------------------------------------------------

@@ -103,8 +103,8 @@ class CoevolutionConfig:
     """
 
     population: int = 128
-    generations: int = 30
-    runs: int = 5
+    generations: int = 15
+    runs: int = 4
     group_size: int = 4
     crossover: float = 0.8
     mutation: float = 0.5

@@ -14,19 +14,18 @@ the co-evolution (:func:`evolving_ttt.mohammadi.programs.fallback_move`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from deap import gp
 
-from evolving_ttt.fogel.exact import rule_base_policy
 from evolving_ttt.game import O, X, check_count
 from evolving_ttt.mohammadi.programs import move_table, program_policy
 from evolving_ttt.outcomes import outcome_probabilities, perfect_policy, random_policy
 
-OPPONENTS = ("perfect", "rule base", "random")
-"""The yardsticks every program is measured against (chapter 20)."""
+OPPONENTS = ("perfect", "random")
+"""The yardsticks a run measures its candidates against (chapter 20); any other policy can be passed too."""
 
 SIDES = (X, O)
 """The order of the side axis of :func:`exact_results`: the program as X, then as O."""
@@ -38,30 +37,34 @@ RESULTS = ("win", "draw", "loss")
 def opponent_policy(kind: str, mark: int) -> np.ndarray:
     """The policy table of the ``kind`` opponent playing ``mark`` (chapter 20).
 
-    "perfect": uniform among the minimax-best moves; "rule base": Fogel's rule base with its 10% random
-    move (:func:`evolving_ttt.fogel.exact.rule_base_policy`); "random": uniform over the empty squares.
+    "perfect": uniform among the minimax-best moves; "random": uniform over the empty squares.
     """
     if kind not in OPPONENTS:
-        raise ValueError(f"opponent must be one of {OPPONENTS}; got {kind!r}")
-    if kind == "perfect":
-        return perfect_policy(mark)
-    if kind == "rule base":
-        return rule_base_policy(mark)
-    return random_policy(mark)
+        raise ValueError(f"opponent must be one of {OPPONENTS} or a function of the mark; got {kind!r}")
+    return perfect_policy(mark) if kind == "perfect" else random_policy(mark)
 
 
 def exact_results(
-    programs: Sequence[gp.PrimitiveTree] | np.ndarray, opponent: str = "perfect", chunk: int = 16
+    programs: Sequence[gp.PrimitiveTree] | np.ndarray,
+    opponent: str | Callable[[int], np.ndarray] = "perfect",
+    chunk: int = 16,
 ) -> np.ndarray:
     """Exact probabilities of (win, draw, loss) for each program as X and as O, shape (n, 2, 3) (chapter 20).
 
-    ``programs`` is a list of programs or an array of their move tables. Programs are judged ``chunk`` at
-    a time (each policy table is 1.4 MB).
+    ``programs`` is a list of programs or an array of their move tables. ``opponent`` is one of
+    :data:`OPPONENTS` or a function from a mark to that opponent's policy table, such as Fogel's
+    :func:`evolving_ttt.fogel.exact.rule_base_policy`. Programs are judged ``chunk`` at a time (each
+    policy table is 1.4 MB).
     """
     check_count(chunk, "chunk")
+    if isinstance(opponent, str):
+        kind = opponent
+        opponent = lambda mark: opponent_policy(kind, mark)
+    elif not callable(opponent):
+        raise ValueError(f"opponent must be one of {OPPONENTS} or a function of the mark; got {opponent!r}")
     tables = programs if isinstance(programs, np.ndarray) else np.stack([move_table(p) for p in programs])
     results = np.zeros((len(tables), 2, 3))
-    against = {mark: opponent_policy(opponent, -mark) for mark in SIDES}
+    against = {mark: opponent(-mark) for mark in SIDES}
     for start in range(0, len(tables), chunk):
         block = tables[start : start + chunk]
         as_x = outcome_probabilities(np.stack([program_policy(t, X) for t in block]), against[X])

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 from deap import gp
 
-from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
 from evolving_ttt.game import check_count
 from evolving_ttt.mohammadi.coevolution import (
     PAPER_COEVOLUTION,
@@ -34,6 +33,13 @@ from evolving_ttt.mohammadi.coevolution import (
 )
 from evolving_ttt.mohammadi.judge import OPPONENTS, choose_candidates, exact_results, scripted_judge
 from evolving_ttt.mohammadi.programs import NIL, parse_program, playable_boards, playat_count, program_to_text
+
+RUN_CACHE = "TTT_RUN_CACHE"
+"""The environment variable naming the folder where runs are shared within a build (chapter 20).
+
+The same variable as Fogel's ``run_experiment`` (a test keeps the two names equal); it is spelled out here
+because one system's modules do not import another's.
+"""
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "single_root_playat",
@@ -297,7 +303,7 @@ def run_series(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int = 1, pro
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
     """
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
+    folder = os.environ.get(RUN_CACHE)
     path = None
     if folder:
         key = json.dumps({"mohammadi": config.as_dict(), "seed": int(seed)}, sort_keys=True)

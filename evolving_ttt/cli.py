@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved network")
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
+    _mohammadi_parser(commands)
     return parser
 
 
@@ -111,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "mohammadi":
+        return _mohammadi_command(args, parser)
     if args.command == "evolve":
         try:
             config = ExperimentConfig(
@@ -146,3 +149,69 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     print(evaluation_report(network, provenance))
     return 0
+
+
+# =====================================================================================================
+# Mohammadi et al. (2013): python -m ttt_helpers mohammadi ... (chapter 20)
+# =====================================================================================================
+
+
+def _mohammadi_parser(commands) -> None:
+    from evolving_ttt.mohammadi.coevolution import JUDGES, PAPER_COEVOLUTION, PLAYAT_READINGS
+
+    default = PAPER_COEVOLUTION
+    run = commands.add_parser("mohammadi", help="Mohammadi et al. (2013): co-evolve programs, a judge between runs")
+    run.add_argument("--runs", type=_nonnegative_int, default=default.runs)
+    run.add_argument("--generations", type=_nonnegative_int, default=default.generations, help="per run")
+    run.add_argument("--population", type=_nonnegative_int, default=default.population)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--judge", choices=JUDGES, default=default.judge,
+                     help="who keeps the seeds of the next run: the scripted judge (perfect), a random pick, "
+                          "or nobody (the population carries on)")  # fmt: skip
+    run.add_argument("--seeds-kept", type=_nonnegative_int, default=default.seeds_kept)
+    run.add_argument("--playat-counted", choices=PLAYAT_READINGS, default=default.playat_counted,
+                     help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
+    run.add_argument("--out", required=True, help="the JSON file to write the series record to")
+    run.add_argument("--champion", help="also save the champion program to this JSON file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _mohammadi_command(args, parser) -> int:
+    """``python -m ttt_helpers mohammadi``: a series of runs, its record, and its champion (chapter 20)."""
+    from evolving_ttt.fogel.exact import rule_base_policy
+    from evolving_ttt.mohammadi.coevolution import CoevolutionConfig
+    from evolving_ttt.mohammadi.judge import exact_results
+    from evolving_ttt.mohammadi.programs import parse_program, playat_count
+    from evolving_ttt.mohammadi.series import evolve_series, save_program, save_series, series_provenance
+
+    try:
+        config = CoevolutionConfig(
+            runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
+            seeds_kept=args.seeds_kept, playat_counted=args.playat_counted,
+            best_candidates=min(20, args.population), random_candidates=min(20, max(args.population - 20, 0)),
+        )  # fmt: skip
+        check_output_path(args.out, "--out")
+        if args.champion:
+            check_output_path(args.champion, "--champion")
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"co-evolving: {config.runs} runs x {config.generations} generations, population {config.population}, "
+          f"{config.judge} judge, seed {args.seed}", file=sys.stderr)  # fmt: skip
+    record = evolve_series(config, seed=args.seed, progress=not args.quiet)
+    save_series(record, args.out)
+    print(f"wrote {args.out}")
+    for number, run in enumerate(record.runs, start=1):
+        best = run.results["perfect"][:, :, 2].sum(axis=1).min()
+        print(f"  run {number}: mean fitness {run.fitness.mean():.1f}; fewest expected losses to the perfect player "
+              f"among the candidates {best:.3f} of 2 games")  # fmt: skip
+    champion = parse_program(record.champion())
+    provenance = series_provenance(record)
+    rule_base = exact_results([champion], rule_base_policy)[0]
+    print(f"champion ({provenance['chosen_as']}): {len(champion)} nodes, {playat_count(champion)} PLAY-AT")
+    print(f"  expected losses to the perfect player {provenance['losses_to_perfect']:.3f} of 2 games; "
+          f"against the rule base: wins {rule_base[:, 0].sum():.3f}, losses {rule_base[:, 2].sum():.3f}")  # fmt: skip
+    if args.champion:
+        save_program(champion, args.champion, **provenance)
+        print(f"wrote {args.champion}")
+    return 0
+

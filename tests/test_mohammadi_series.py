@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -278,3 +279,48 @@ def test_random_click_sequences_never_break_the_panel():
     assert not session.select(99) and "no candidate 99" in session.status
     assert not session.set_side(0) and "You can play X" in session.status
     assert not session.keep(-1)
+
+
+# --- The command line ------------------------------------------------------------------------------------------
+
+
+def test_mohammadi_command_writes_the_series_and_the_champion(tmp_path, capsys):
+    from evolving_ttt.cli import main
+
+    out, champion = tmp_path / "series.json", tmp_path / "champion.json"
+    args = ["mohammadi", "--runs", "2", "--generations", "2", "--population", "24", "--seed", "3",
+            "--seeds-kept", "4", "--out", str(out), "--champion", str(champion), "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    assert "2 runs x 2 generations, population 24, perfect judge, seed 3" in printed.err
+    record = se.load_series(out)
+    expected = se.evolve_series(record.config, seed=3, progress=False)
+    assert record.as_dict() == expected.as_dict()  # the command runs exactly the library's series
+    assert record.config.best_candidates == 20 and record.config.random_candidates == 4
+    program, provenance = se.load_program(champion)
+    assert pr.program_to_text(program) == expected.champion()
+    assert provenance == se.series_provenance(expected)
+    assert f"wrote {champion}" in printed.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--out", "{missing}/series.json"], "the folder .* does not exist"),
+        (["--out", "{tmp}"], "is a directory"),
+        (["--out", "{tmp}/s.json", "--champion", "{missing}/c.json"], "--champion .* does not exist"),
+        (["--out", "{tmp}/s.json", "--runs", "0"], "runs must be a whole number >= 1"),
+        (["--out", "{tmp}/s.json", "--population", "30", "--seeds-kept", "40"], "seeds_kept .* exceeds"),
+        (["--out", "{tmp}/s.json", "--judge", "human"], "invalid choice: 'human'"),
+        (["--out", "{tmp}/s.json", "--generations", "-2"], "expected a whole number >= 0"),
+    ],
+)
+def test_mohammadi_command_checks_its_arguments_before_running(tmp_path, capsys, args, message):
+    from evolving_ttt.cli import main
+
+    args = [a.format(tmp=tmp_path, missing=tmp_path / "nowhere") for a in args]
+    with pytest.raises(SystemExit) as stop:
+        main(["mohammadi", "--quiet", *args])
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "s.json").exists()

@@ -136,9 +136,7 @@ class SeriesRecord:
         """The series' champion: the judge's favourite kept program of the last run, or its fittest program
         when nobody judged (``judge="none"``)."""
         last = self.runs[-1]
-        if self.config.judge == "perfect" and last.kept:
-            return last.population[last.candidates[last.kept[0]]]
-        return last.population[last.candidates[0]]
+        return last.population[last.candidates[series_provenance(self)["candidate"]]]
 
     def as_dict(self) -> dict:
         return {"config": self.config.as_dict(), "seed": self.seed, "statistics": self.statistics,
@@ -317,6 +315,20 @@ def run_series(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int = 1, pro
         save_series(record, partial)
         partial.replace(path)
     return record
+
+
+def series_provenance(record: SeriesRecord) -> dict:
+    """Where a series' champion comes from, for :func:`save_program` (chapter 20)."""
+    last = record.runs[-1]
+    position = last.kept[0] if record.config.judge == "perfect" and last.kept else 0
+    perfect, random = last.results["perfect"][position], last.results["random"][position]
+    judged = record.config.judge == "perfect" and bool(last.kept)
+    how = "the scripted judge's first pick" if judged else "the fittest program of the last generation"
+    return {
+        "seed": record.seed, "config": record.config.as_dict(), "run": len(record.runs),
+        "candidate": int(position), "chosen_as": how,
+        "losses_to_perfect": float(perfect[:, 2].sum()), "wins_against_random": float(random[:, 0].sum()),
+    }  # fmt: skip
 
 
 # --- The champion file ---------------------------------------------------------------------------------------------

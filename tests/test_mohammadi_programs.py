@@ -292,3 +292,20 @@ def test_config_refuses_bad_settings():
     with pytest.raises(ValueError, match="depth_limit"):
         co.CoevolutionConfig(initial_depth=20, depth_limit=10)
     assert co.CoevolutionConfig.from_dict(co.PAPER_COEVOLUTION.as_dict()) == co.PAPER_COEVOLUTION
+
+
+def test_pruning_keeps_every_move_and_drops_the_subtrees_no_board_reaches():
+    program = pr.parse_program("IF(pos11, PLAY-AT(OPEN(pos11)), AND(PLAY-AT(pos00), pos22))")
+    assert pr.program_to_text(pr.prune_program(program)) == "IF(pos11, PLAY-AT(OPEN(pos11)), pos00)"
+    rng = np.random.default_rng(6)
+    programs = co.random_programs(rng, 40, 12)
+    config = co.CoevolutionConfig(depth_limit=12, initial_depth=12)
+    for _ in range(3):
+        programs = co.vary(programs, rng, config)
+    shrank = 0
+    for program in programs:
+        pruned = pr.prune_program(program)
+        assert np.array_equal(pr.move_table(pruned), pr.move_table(program))
+        assert len(pruned) <= len(program)
+        shrank += len(pruned) < len(program)
+    assert shrank > 5

@@ -247,7 +247,9 @@ MOVED = -2
 _UNARY_TARGET = {"MINE": 1, "YOURS": -1, "OPEN": 0}  # the value the square must hold, seen from the mover
 
 
-def program_moves(program: gp.PrimitiveTree, boards: np.ndarray, marks: np.ndarray) -> np.ndarray:
+def program_moves(
+    program: gp.PrimitiveTree, boards: np.ndarray, marks: np.ndarray, visited: np.ndarray | None = None
+) -> np.ndarray:
     """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 19).
 
     ``boards`` has shape ``(n, 9)`` and ``marks`` shape ``(n,)`` (the side the program plays on each
@@ -255,6 +257,8 @@ def program_moves(program: gp.PrimitiveTree, boards: np.ndarray, marks: np.ndarr
     evaluate it. A node receives the row numbers that reach it and returns one value per row: a square,
     :data:`NIL`, or :data:`MOVED` for rows on which a PLAY-AT below it has already played (those rows take
     no further part, as the readable walk stops there). IF sends each row down one branch only.
+    If ``visited`` (a boolean array, one entry per node) is given, the nodes evaluated on at least one
+    board are set to True in it.
     """
     boards = np.asarray(boards)
     own = (boards * np.asarray(marks)[:, None]).astype(np.int8)  # +1 the mover's mark, -1 the opponent's
@@ -265,11 +269,31 @@ def program_moves(program: gp.PrimitiveTree, boards: np.ndarray, marks: np.ndarr
         node = program[i]
         name = node.name
         if name in TERMINAL_SQUARES:
+            if visited is not None and len(rows):
+                visited[i] = True
             return np.full(len(rows), TERMINAL_SQUARES[name], dtype=np.int8)
         result = np.full(len(rows), NIL, dtype=np.int8)
         if len(rows) == 0:
             return result
+        if visited is not None:
+            visited[i] = True
+            visited[i + 1] |= program[i + 1].name in TERMINAL_SQUARES  # a constant first argument is read
         first = i + 1
+        child = program[first].name
+        if child in TERMINAL_SQUARES:  # a constant first argument: the same branch for every row, no masks
+            square = TERMINAL_SQUARES[child]
+            if name == "OR":
+                return np.full(len(rows), square, dtype=np.int8)
+            if name == "AND":
+                return value(ends[first], rows)
+            if name == "IF":
+                return value(ends[first], rows)
+            held = own[rows, square]
+            if name == "PLAY-AT":
+                placed = held == 0
+                moves[rows[placed]] = square
+                return np.where(placed, MOVED, square).astype(np.int8)
+            return np.where(held == _UNARY_TARGET[name], square, NIL).astype(np.int8)
         if name in ("IF", "AND", "OR"):
             condition = value(first, rows)
             result[condition == MOVED] = MOVED
@@ -312,6 +336,28 @@ def playable_boards() -> tuple[np.ndarray, np.ndarray]:
     tables = board_tables()
     index = np.flatnonzero(tables.legal & ~tables.over)
     return index, tables.to_move[index]
+
+
+def prune_program(program: gp.PrimitiveTree, filler: str = "pos00") -> gp.PrimitiveTree:
+    """The same player with every subtree that no board ever evaluates replaced by ``filler`` (chapter 20).
+
+    Over all 4,520 boards where a game goes on, the batched interpreter notes which nodes it evaluates; a
+    subtree it never enters cannot change any move, so a single terminal can stand in for it. The move
+    table of the result equals the program's.
+    """
+    index, to_move = playable_boards()
+    visited = np.zeros(len(program), dtype=bool)
+    program_moves(program, board_tables().boards[index], to_move, visited)
+    ends = subtree_ends(program)
+    nodes, i = [], 0
+    while i < len(program):
+        if visited[i]:
+            nodes.append(program[i])
+            i += 1
+        else:
+            nodes.append(PRIMITIVES.mapping[filler])
+            i = ends[i]
+    return gp.PrimitiveTree(nodes)
 
 
 def move_table(program: gp.PrimitiveTree) -> np.ndarray:

@@ -42,13 +42,14 @@ because one system's modules do not import another's.
 """
 
 GENERATION_STATISTICS = (
-    "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "single_root_playat",
+    "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",
     "no_playat", "mean_size", "no_move_rate",
 )  # fmt: skip
 """What the record keeps for every generation, a value each (chapter 20).
 
 Fitness is mean points per double game; wins are single games won in the generation's chains;
-``single_root_playat`` is the share of programs whose only PLAY-AT is the root, ``no_playat`` the share
+``root_playat`` is the share of programs whose root is a PLAY-AT, ``single_root_playat`` the share whose only
+PLAY-AT is the root, ``no_playat`` the share
 without any; ``no_move_rate`` the share of (program, board) pairs, over every board where a game goes on,
 on which the program places no mark.
 """
@@ -157,7 +158,7 @@ def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, flo
     return {
         "mean_fitness": float(result.fitness.mean()), "best_fitness": float(result.fitness.max()),
         "mean_wins": float(result.wins.mean()), "std_wins": float(result.wins.std()),
-        "mean_playats": float(playats.mean()), "single_root_playat": float(np.mean(root_playat & (playats == 1))),
+        "mean_playats": float(playats.mean()), "root_playat": float(root_playat.mean()), "single_root_playat": float(np.mean(root_playat & (playats == 1))),
         "no_playat": float(np.mean(playats == 0)), "mean_size": float(np.mean([len(p) for p in programs])),
         "no_move_rate": float(np.mean(tables[:, playable] == NIL)),
     }  # fmt: skip

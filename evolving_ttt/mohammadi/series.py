@@ -158,7 +158,8 @@ def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, flo
     return {
         "mean_fitness": float(result.fitness.mean()), "best_fitness": float(result.fitness.max()),
         "mean_wins": float(result.wins.mean()), "std_wins": float(result.wins.std()),
-        "mean_playats": float(playats.mean()), "root_playat": float(root_playat.mean()), "single_root_playat": float(np.mean(root_playat & (playats == 1))),
+        "mean_playats": float(playats.mean()), "root_playat": float(root_playat.mean()),
+        "single_root_playat": float(np.mean(root_playat & (playats == 1))),
         "no_playat": float(np.mean(playats == 0)), "mean_size": float(np.mean([len(p) for p in programs])),
         "no_move_rate": float(np.mean(tables[:, playable] == NIL)),
     }  # fmt: skip

@@ -116,7 +116,7 @@ from evolving_ttt.play import (
 from evolving_ttt.mohammadi.programs import (
     TERMINAL_NAMES, TERMINAL_SQUARES, FUNCTION_ARITIES, make_primitive_set, PRIMITIVES, program_to_text,
     parse_program, program_lines, playat_count, subtree_ends, run_program, fallback_move, NIL, MOVED,
-    program_moves, playable_boards, move_table, with_fallback, program_policy, ProgramPlayer,
+    program_moves, playable_boards, prune_program, move_table, with_fallback, program_policy, ProgramPlayer,
 )
 from evolving_ttt.mohammadi.coevolution import (
     OUTCOME_POINTS, PLAYAT_READINGS, JUDGES, CoevolutionConfig, PAPER_COEVOLUTION, playat_bonus_counts,

@@ -53,6 +53,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py
+	$(PY) bench/mohammadi.py
 
 clean:
 	rm -rf _build

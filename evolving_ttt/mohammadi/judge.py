@@ -63,6 +63,10 @@ def exact_results(
     elif not callable(opponent):
         raise ValueError(f"opponent must be one of {OPPONENTS} or a function of the mark; got {opponent!r}")
     tables = programs if isinstance(programs, np.ndarray) else np.stack([move_table(p) for p in programs])
+    # Programs with the same move table play alike (a population holds many copies): judge each table once.
+    first_of: dict[bytes, int] = {}
+    copy_of = np.array([first_of.setdefault(t.tobytes(), len(first_of)) for t in tables], dtype=int)
+    tables = tables[np.unique(copy_of, return_index=True)[1]]
     results = np.zeros((len(tables), 2, 3))
     against = {mark: opponent(-mark) for mark in SIDES}
     for start in range(0, len(tables), chunk):
@@ -71,7 +75,7 @@ def exact_results(
         as_o = outcome_probabilities(against[O], np.stack([program_policy(t, O) for t in block]))
         results[start : start + chunk, 0] = as_x  # (X wins, draw, O wins) is (win, draw, loss) for X
         results[start : start + chunk, 1] = as_o[:, ::-1]
-    return results
+    return results[copy_of]
 
 
 def choose_candidates(fitness: np.ndarray, rng: np.random.Generator, best: int, others: int) -> np.ndarray:

@@ -115,22 +115,20 @@ from evolving_ttt.play import (
 # (book/19_mohammadi_system.ipynb, book/20_mohammadi_results.ipynb)
 from evolving_ttt.mohammadi.programs import (
     TERMINAL_NAMES, TERMINAL_SQUARES, FUNCTION_ARITIES, make_primitive_set, PRIMITIVES, program_to_text,
-    parse_program, program_lines, playat_count, subtree_ends, run_program, fallback_move, NIL, MOVED,
-    program_moves, playable_boards, prune_program, move_table, with_fallback, program_policy, ProgramPlayer,
+    parse_program, program_lines, playat_count, run_program, fallback_move, NIL, program_moves, playable_boards,
+    prune_program, move_table, program_policy, ProgramPlayer,
 )
 from evolving_ttt.mohammadi.coevolution import (
-    OUTCOME_POINTS, PLAYAT_READINGS, JUDGES, CoevolutionConfig, PAPER_COEVOLUTION, playat_bonus_counts,
-    deap_random, random_programs, mutate_below_root, variation_operators, vary, Games, play_games,
-    double_game_points, DoubleGames, play_double_games, double_game, sample_groups, Tournament, tournament,
-    tournament_readable, round_robin_wins, TableCache,
+    CoevolutionConfig, PAPER_COEVOLUTION, playat_bonus_counts, deap_random, random_programs, mutate_below_root,
+    variation_operators, vary, double_game_points, play_double_games, double_game, sample_groups, tournament,
+    tournament_readable, round_robin_wins,
 )
 from evolving_ttt.mohammadi.judge import (
-    OPPONENTS as MOHAMMADI_OPPONENTS, SIDES, RESULTS, opponent_policy, exact_results, choose_candidates, Verdict,
-    scripted_judge,
+    exact_results, scripted_judge,
 )
 from evolving_ttt.mohammadi.series import (
-    GENERATION_STATISTICS, RunRecord, SeriesRecord, generation_statistics, Coevolution, evolve_series,
-    save_series, load_series, run_series, series_provenance, PROGRAM_FORMAT, save_program, load_program,
+    GENERATION_STATISTICS, RunRecord, SeriesRecord, Coevolution, evolve_series, save_series, load_series,
+    run_series, series_provenance, PROGRAM_FORMAT, save_program, load_program,
 )
 from evolving_ttt.mohammadi.panel import (
     JudgeSession, JudgePanel, judge_panel,

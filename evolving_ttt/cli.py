@@ -171,6 +171,8 @@ def _mohammadi_parser(commands) -> None:
     run.add_argument("--seeds-kept", type=_nonnegative_int, default=default.seeds_kept)
     run.add_argument("--playat-counted", choices=PLAYAT_READINGS, default=default.playat_counted,
                      help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
+    run.add_argument("--taken", choices=("square", "nil"), default=default.taken,
+                     help="what PLAY-AT returns on an occupied square: the square (default) or NIL")  # fmt: skip
     run.add_argument("--out", required=True, help="the JSON file to write the series record to")
     run.add_argument("--champion", help="also save the champion program to this JSON file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -187,7 +189,7 @@ def _mohammadi_command(args, parser) -> int:
     try:
         config = CoevolutionConfig(
             runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
-            seeds_kept=args.seeds_kept, playat_counted=args.playat_counted,
+            seeds_kept=args.seeds_kept, playat_counted=args.playat_counted, taken=args.taken,
             best_candidates=min(20, args.population), random_candidates=min(20, max(args.population - 20, 0)),
         )  # fmt: skip
         check_output_path(args.out, "--out")
@@ -206,7 +208,7 @@ def _mohammadi_command(args, parser) -> int:
               f"among the candidates {best:.3f} of 2 games")  # fmt: skip
     champion = parse_program(record.champion())
     provenance = series_provenance(record)
-    rule_base = exact_results([champion], rule_base_policy)[0]
+    rule_base = exact_results([champion], rule_base_policy, taken=config.taken)[0]
     print(f"champion ({provenance['chosen_as']}): {len(champion)} nodes, {playat_count(champion)} PLAY-AT")
     print(f"  expected losses to the perfect player {provenance['losses_to_perfect']:.3f} of 2 games; "
           f"against the rule base: wins {rule_base[:, 0].sum():.3f}, losses {rule_base[:, 2].sum():.3f}")  # fmt: skip

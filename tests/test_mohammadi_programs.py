@@ -309,3 +309,41 @@ def test_pruning_keeps_every_move_and_drops_the_subtrees_no_board_reaches():
         assert len(pruned) <= len(program)
         shrank += len(pruned) < len(program)
     assert shrank > 5
+
+
+def test_the_other_reading_makes_play_at_on_a_taken_square_nil():
+    # Under taken="nil" OR becomes a priority list of squares, and AND stops at a taken square.
+    board = board_from_string(BOARD)
+    for text, square_reading, nil_reading in [
+        ("OR(PLAY-AT(pos00), PLAY-AT(pos12))", None, 5),
+        ("AND(PLAY-AT(pos00), PLAY-AT(pos12))", 5, None),
+        ("IF(PLAY-AT(pos11), PLAY-AT(pos02), PLAY-AT(pos01))", 2, 1),
+        ("PLAY-AT(OPEN(pos21))", 7, 7),
+    ]:
+        program = pr.parse_program(text)
+        assert pr.run_program(program, board, X) == square_reading
+        assert pr.run_program(program, board, X, taken="nil") == nil_reading
+    with pytest.raises(ValueError, match="taken must be one of"):
+        pr.run_program(pr.parse_program("PLAY-AT(pos00)"), board, X, taken="occupied")
+    with pytest.raises(ValueError, match="taken must be one of"):
+        co.CoevolutionConfig(taken="none")
+
+
+def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_reading():
+    tables = board_tables()
+    index, to_move = pr.playable_boards()
+    rng = np.random.default_rng(15)
+    for program in random_trees(16, 25, 10):
+        table = pr.move_table(program, taken="nil")
+        for i in rng.choice(index, 150, replace=False):
+            expected = pr.run_program(program, tables.boards[i], int(tables.to_move[i]), taken="nil")
+            assert table[i] == (-1 if expected is None else expected)
+        pruned = pr.prune_program(program, taken="nil")
+        assert np.array_equal(pr.move_table(pruned, taken="nil"), table)
+    config = co.CoevolutionConfig(taken="nil")
+    programs = random_trees(17, 12, 10)
+    tables_nil = np.stack([pr.move_table(p, "nil") for p in programs])
+    playats = co.playat_bonus_counts(programs, config)
+    games = co.play_double_games(tables_nil, playats, np.arange(12), np.arange(12)[::-1], config)
+    for k in range(12):
+        assert co.double_game(programs[k], programs[11 - k], config)[:2] == (games.a_points[k], games.b_points[k])

@@ -324,3 +324,13 @@ def test_mohammadi_command_checks_its_arguments_before_running(tmp_path, capsys,
     assert stop.value.code == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "s.json").exists()
+
+
+def test_the_panel_shows_the_selected_candidate_pruned():
+    panel = JudgePanel(JudgeSession(SMALL, seed=9))
+    for k in (0, 3):
+        panel.candidate.value = k
+        text = panel.session.pruned_text(k)
+        pruned = pr.parse_program(text)
+        assert np.array_equal(pr.move_table(pruned), pr.move_table(panel.session.candidates[k]))
+        assert text[:200] in panel.program.value and panel.session.candidate_label(k) in panel.program.value

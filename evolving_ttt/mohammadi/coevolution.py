@@ -31,6 +31,7 @@ from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_tables, check
 from evolving_ttt.mohammadi.programs import (
     PRIMITIVES,
     ProgramPlayer,
+    check_taken,
     move_table,
     parse_program,
     playat_count,
@@ -94,6 +95,9 @@ class CoevolutionConfig:
     playat_counted
         "each": the PLAY-AT bonus is paid for every PLAY-AT node (the paper: "regarding the number");
         "any": it is paid once, for having at least one (the other reading, chapter 20).
+    taken
+        What PLAY-AT returns on an occupied square: "square" (the book's reading of "it returns the position
+        otherwise") or "nil" (the other reading, chapter 20).
     judge
         One of :data:`JUDGES`.
     seeds_kept
@@ -114,6 +118,7 @@ class CoevolutionConfig:
     playat_bonus: float = 1.0
     move_bonus: float = 1.0
     playat_counted: str = "each"
+    taken: str = "square"
     judge: str = "perfect"
     seeds_kept: int = 10
     best_candidates: int = 20
@@ -139,6 +144,7 @@ class CoevolutionConfig:
                 raise ValueError(f"{name} must be a number >= 0; got {value!r}")
         if self.playat_counted not in PLAYAT_READINGS:
             raise ValueError(f"playat_counted must be one of {PLAYAT_READINGS}; got {self.playat_counted!r}")
+        check_taken(self.taken)
         if self.judge not in JUDGES:
             raise ValueError(f"judge must be one of {JUDGES}; got {self.judge!r}")
         check_count(self.seeds_kept, "seeds_kept", minimum=0)
@@ -342,7 +348,7 @@ def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: CoevolutionCon
 
     Returns ``(a_points, b_points, a_results, b_results)`` as :func:`play_double_games` scores them.
     """
-    players = {"a": ProgramPlayer(a), "b": ProgramPlayer(b)}
+    players = {"a": ProgramPlayer(a, config.taken), "b": ProgramPlayer(b, config.taken)}
     results = {"a": [], "b": []}
     moves = {"a": 0, "b": 0}
     for x_name, o_name in (("a", "b"), ("b", "a")):
@@ -471,13 +477,16 @@ class TableCache:
 
     tables: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
-    def of(self, programs: Sequence[gp.PrimitiveTree]) -> np.ndarray:
-        """The move tables of ``programs``, shape (len(programs), 19683)."""
+    def of(self, programs: Sequence[gp.PrimitiveTree], taken: str = "square") -> np.ndarray:
+        """The move tables of ``programs`` under the ``taken`` reading, shape (len(programs), 19683).
+
+        One cache serves one reading: a series never changes it.
+        """
         keys = [tuple(node.name for node in program) for program in programs]
         fresh = {}
         for key, program in zip(keys, programs, strict=True):
             if key not in fresh:
-                fresh[key] = self.tables[key] if key in self.tables else move_table(program)
+                fresh[key] = self.tables[key] if key in self.tables else move_table(program, taken)
         self.tables = fresh
         return np.stack([fresh[key] for key in keys])
 

@@ -48,13 +48,15 @@ def exact_results(
     programs: Sequence[gp.PrimitiveTree] | np.ndarray,
     opponent: str | Callable[[int], np.ndarray] = "perfect",
     chunk: int = 16,
+    taken: str = "square",
 ) -> np.ndarray:
     """Exact probabilities of (win, draw, loss) for each program as X and as O, shape (n, 2, 3) (chapter 20).
 
     ``programs`` is a list of programs or an array of their move tables. ``opponent`` is one of
     :data:`OPPONENTS` or a function from a mark to that opponent's policy table, such as Fogel's
     :func:`evolving_ttt.fogel.exact.rule_base_policy`. Programs are judged ``chunk`` at a time (each
-    policy table is 1.4 MB).
+    policy table is 1.4 MB). ``taken`` is the reading of PLAY-AT on a taken square used to tabulate programs
+    (move tables are used as they are).
     """
     check_count(chunk, "chunk")
     if isinstance(opponent, str):
@@ -62,7 +64,7 @@ def exact_results(
         opponent = lambda mark: opponent_policy(kind, mark)
     elif not callable(opponent):
         raise ValueError(f"opponent must be one of {OPPONENTS} or a function of the mark; got {opponent!r}")
-    tables = programs if isinstance(programs, np.ndarray) else np.stack([move_table(p) for p in programs])
+    tables = programs if isinstance(programs, np.ndarray) else np.stack([move_table(p, taken) for p in programs])
     # Programs with the same move table play alike (a population holds many copies): judge each table once.
     first_of: dict[bytes, int] = {}
     copy_of = np.array([first_of.setdefault(t.tobytes(), len(first_of)) for t in tables], dtype=int)

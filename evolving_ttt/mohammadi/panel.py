@@ -13,7 +13,7 @@ import numpy as np
 
 from evolving_ttt.game import EMPTY, SYMBOLS, O, X, is_game_over, play, winner
 from evolving_ttt.mohammadi.coevolution import PAPER_COEVOLUTION, CoevolutionConfig
-from evolving_ttt.mohammadi.programs import ProgramPlayer, parse_program, playat_count
+from evolving_ttt.mohammadi.programs import ProgramPlayer, parse_program, playat_count, program_to_text, prune_program
 from evolving_ttt.mohammadi.series import Coevolution
 
 
@@ -53,7 +53,8 @@ class JudgeSession:
     def _start_run(self) -> None:
         record = self.series.run()
         self.candidates = [parse_program(text) for text in record.candidate_texts()]
-        self.players = [ProgramPlayer(program) for program in self.candidates]
+        self.players = [ProgramPlayer(program, self.series.config.taken) for program in self.candidates]
+        self._pruned: dict[int, str] = {}
         self.fitness = record.fitness[record.candidates]
         self.kept: set[int] = set()
         self.tally = {k: {"human": 0, "program": 0, "draws": 0} for k in range(len(self.candidates))}
@@ -72,6 +73,12 @@ class JudgeSession:
         program = self.candidates[k]
         return (f"{k}: {origin}, fitness {self.fitness[k]:.1f}, {len(program)} nodes, "
                 f"{playat_count(program)} PLAY-AT")  # fmt: skip
+
+    def pruned_text(self, k: int) -> str:
+        """Candidate ``k`` without the subtrees no board reaches (the same moves), as text; computed once."""
+        if k not in self._pruned:
+            self._pruned[k] = program_to_text(prune_program(self.candidates[k], taken=self.series.config.taken))
+        return self._pruned[k]
 
     def select(self, k: int) -> bool:
         """Play candidate ``k`` from now on (a new game starts)."""
@@ -268,11 +275,13 @@ class JudgePanel:
             self._refreshing = False
         self.status.value = f"<b>{session.status}</b>"
         tally = session.tally[session.selected]
-        program = session.candidates[session.selected]
-        text = str(program)
-        shown = text if len(text) <= 600 else text[:600] + " ..."
-        self.program.value = (f'<div style="margin-left:16px;max-width:520px;font-family:monospace;'
-                              f'font-size:11px;word-break:break-all">{shown}</div>')  # fmt: skip
+        text = session.pruned_text(session.selected)
+        shown = text if len(text) <= 900 else text[:900] + " ..."
+        self.program.value = (f'<div style="margin-left:16px;max-width:520px;font-size:12px">'
+                              f'<b>{session.candidate_label(session.selected)}</b><br>'
+                              f'Its tree without the parts no board reaches (the same moves):<br>'
+                              f'<span style="font-family:monospace;font-size:11px;word-break:break-all">{shown}</span>'
+                              f'</div>')  # fmt: skip
         self.summary.value = (
             f"<b>Run {session.run_number}</b>: {len(session.candidates)} candidates, {len(session.kept)} ticked. "
             f"Against candidate {session.selected}: you {tally['human']}, it {tally['program']}, "

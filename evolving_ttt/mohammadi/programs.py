@@ -14,7 +14,8 @@ What the paper leaves open, and what this module does (the chapter explains each
   IF evaluates exactly one of its two branches.
 * PLAY-AT on an empty square places the mark and ends the turn at once (nothing else in the tree runs).
   On an occupied square, or with a NIL argument, it places nothing and returns its argument, and the walk
-  goes on (the paper: "it returns the position otherwise").
+  goes on (the paper: "it returns the position otherwise"). The other reading, ``taken="nil"``, makes
+  PLAY-AT on an occupied square return NIL instead; every interpreter here takes that argument.
 * A walk that ends without placing a mark is *no move*. The game stays legal: the lowest empty square is
   played on the program's behalf (:func:`fallback_move`), and the program earns no point for that move.
 """
@@ -37,6 +38,17 @@ TERMINAL_NAMES = tuple(f"pos{row}{column}" for row in range(3) for column in ran
 
 TERMINAL_SQUARES = {name: square for square, name in enumerate(TERMINAL_NAMES)}
 """The square (0 to 8) each terminal names (chapter 19)."""
+
+TAKEN_READINGS = ("square", "nil")
+"""What PLAY-AT returns on an occupied square: the square (the book's reading) or NIL (the other) (chapter 19)."""
+
+
+def check_taken(taken: str) -> str:
+    """Raise ``ValueError`` unless ``taken`` is one of :data:`TAKEN_READINGS` (chapter 19)."""
+    if taken not in TAKEN_READINGS:
+        raise ValueError(f"taken must be one of {TAKEN_READINGS}; got {taken!r}")
+    return taken
+
 
 FUNCTION_ARITIES = {"AND": 2, "OR": 2, "IF": 3, "MINE": 1, "YOURS": 1, "OPEN": 1, "PLAY-AT": 1}
 """The seven functions and their numbers of arguments (chapter 19)."""
@@ -184,14 +196,18 @@ class _Played(Exception):
         self.square = square
 
 
-def run_program(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int) -> int | None:
+def run_program(
+    program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
+) -> int | None:
     """Walk the tree on ``board`` for the player ``mark``; the square played, or None for no move (chapter 19).
 
     Depth first, left to right, and lazily: a node evaluates an argument only when the paper's definition
-    needs its value. The first PLAY-AT that finds an empty square ends the walk.
+    needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
+    PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``).
     """
     board = validate_board(board)
     check_mark(mark)
+    check_taken(taken)
     ends = subtree_ends(program)
 
     def value(i: int) -> int | None:  # a square, or None for NIL
@@ -219,7 +235,7 @@ def run_program(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, ma
             return square if board[square] == EMPTY else None
         if board[square] == EMPTY:  # PLAY-AT on an empty square: the move, and the end of the turn
             raise _Played(square)
-        return square  # PLAY-AT on an occupied square places nothing and returns the position
+        return square if taken == "square" else None  # an occupied square: nothing placed
 
     try:
         value(0)
@@ -248,7 +264,11 @@ _UNARY_TARGET = {"MINE": 1, "YOURS": -1, "OPEN": 0}  # the value the square must
 
 
 def program_moves(
-    program: gp.PrimitiveTree, boards: np.ndarray, marks: np.ndarray, visited: np.ndarray | None = None
+    program: gp.PrimitiveTree,
+    boards: np.ndarray,
+    marks: np.ndarray,
+    visited: np.ndarray | None = None,
+    taken: str = "square",
 ) -> np.ndarray:
     """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 19).
 
@@ -258,8 +278,9 @@ def program_moves(
     :data:`NIL`, or :data:`MOVED` for rows on which a PLAY-AT below it has already played (those rows take
     no further part, as the readable walk stops there). IF sends each row down one branch only.
     If ``visited`` (a boolean array, one entry per node) is given, the nodes evaluated on at least one
-    board are set to True in it.
+    board are set to True in it. ``taken`` is the reading of PLAY-AT on an occupied square.
     """
+    occupied = NIL if check_taken(taken) == "nil" else None
     boards = np.asarray(boards)
     own = (boards * np.asarray(marks)[:, None]).astype(np.int8)  # +1 the mover's mark, -1 the opponent's
     moves = np.full(len(boards), NIL, dtype=np.int8)
@@ -292,7 +313,7 @@ def program_moves(
             if name == "PLAY-AT":
                 placed = held == 0
                 moves[rows[placed]] = square
-                return np.where(placed, MOVED, square).astype(np.int8)
+                return np.where(placed, MOVED, square if occupied is None else occupied).astype(np.int8)
             return np.where(held == _UNARY_TARGET[name], square, NIL).astype(np.int8)
         if name in ("IF", "AND", "OR"):
             condition = value(first, rows)
@@ -319,8 +340,8 @@ def program_moves(
             placed = valid & (held == 0)
             moves[rows[placed]] = square[placed]
             result[placed] = MOVED
-            keep = valid & ~placed  # occupied: the position is returned
-            result[keep] = square[keep]
+            keep = valid & ~placed  # occupied: the position (or NIL) is returned
+            result[keep] = square[keep] if occupied is None else occupied
         else:
             hit = valid & (held == _UNARY_TARGET[name])
             result[hit] = square[hit]
@@ -338,7 +359,7 @@ def playable_boards() -> tuple[np.ndarray, np.ndarray]:
     return index, tables.to_move[index]
 
 
-def prune_program(program: gp.PrimitiveTree, filler: str = "pos00") -> gp.PrimitiveTree:
+def prune_program(program: gp.PrimitiveTree, filler: str = "pos00", taken: str = "square") -> gp.PrimitiveTree:
     """The same player with every subtree that no board ever evaluates replaced by ``filler`` (chapter 20).
 
     Over all 4,520 boards where a game goes on, the batched interpreter notes which nodes it evaluates; a
@@ -347,7 +368,7 @@ def prune_program(program: gp.PrimitiveTree, filler: str = "pos00") -> gp.Primit
     """
     index, to_move = playable_boards()
     visited = np.zeros(len(program), dtype=bool)
-    program_moves(program, board_tables().boards[index], to_move, visited)
+    program_moves(program, board_tables().boards[index], to_move, visited, taken)
     ends = subtree_ends(program)
     nodes, i = [], 0
     while i < len(program):
@@ -360,7 +381,7 @@ def prune_program(program: gp.PrimitiveTree, filler: str = "pos00") -> gp.Primit
     return gp.PrimitiveTree(nodes)
 
 
-def move_table(program: gp.PrimitiveTree) -> np.ndarray:
+def move_table(program: gp.PrimitiveTree, taken: str = "square") -> np.ndarray:
     """The program's move on every board, as an int8 array over the 19,683 base-3 indices (chapter 19).
 
     On each legal unfinished board the program plays the side to move; ``-1`` where it makes no move,
@@ -368,7 +389,7 @@ def move_table(program: gp.PrimitiveTree) -> np.ndarray:
     """
     index, to_move = playable_boards()
     table = np.full(N_BOARDS, NIL, dtype=np.int8)
-    table[index] = program_moves(program, board_tables().boards[index], to_move)
+    table[index] = program_moves(program, board_tables().boards[index], to_move, taken=taken)
     return table
 
 
@@ -381,7 +402,7 @@ def with_fallback(table: np.ndarray) -> np.ndarray:
     return filled
 
 
-def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int) -> np.ndarray:
+def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int, taken: str = "square") -> np.ndarray:
     """The program as a policy table of shape (19683, 9) for the side ``mark`` (chapter 19).
 
     Row ``i`` is one-hot on the square the program plays on board ``i`` (the fallback square where it
@@ -389,7 +410,7 @@ def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int) -> np.ndar
     :func:`evolving_ttt.outcomes.policy_table` builds them. ``program`` may also be a move table.
     """
     check_mark(mark)
-    table = program if isinstance(program, np.ndarray) else move_table(program)
+    table = program if isinstance(program, np.ndarray) else move_table(program, taken)
     filled = with_fallback(table)
     index, to_move = playable_boards()
     rows = index[to_move == mark]
@@ -406,8 +427,9 @@ class ProgramPlayer:
     fallback square was played for it).
     """
 
-    def __init__(self, program: gp.PrimitiveTree) -> None:
+    def __init__(self, program: gp.PrimitiveTree, taken: str = "square") -> None:
         self.program = program
+        self.taken = check_taken(taken)
         self._moves: dict[bytes, int | None] = {}
 
     def own_move(self, board: np.ndarray) -> int | None:
@@ -416,7 +438,7 @@ class ProgramPlayer:
         if key not in self._moves:
             board = np.asarray(board, dtype=np.int8)
             mark = X if np.count_nonzero(board == X) == np.count_nonzero(board == O) else O
-            self._moves[key] = run_program(self.program, board, mark)
+            self._moves[key] = run_program(self.program, board, mark, self.taken)
         return self._moves[key]
 
     def made_move(self, board: np.ndarray) -> bool:

@@ -189,7 +189,7 @@ class Coevolution:
     def generation(self):
         """Evaluate the population by its chains, record it, and return the :class:`Tournament`."""
         config = self.config
-        tables = self._tables.of(self.population)
+        tables = self._tables.of(self.population, config.taken)
         playats = playat_bonus_counts(self.population, config)
         groups = sample_groups(self.rng, config.population, config.group_size)
         result = tournament(tables, playats, groups, config)

@@ -1,7 +1,8 @@
 # Build, test and benchmark the book. Needs only python3 (>= 3.11) and make:
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
 #   make book    execute every notebook and build the HTML book into _build/html
-#   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs
+#   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
+#   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
 #   make clean   remove the built book
 
@@ -16,10 +17,11 @@ HTML     := _build/html/index.html
 # every build starts with an empty folder, so every build computes every run once.
 RUNS     := $(CURDIR)/_build/run-cache
 export TTT_RUN_CACHE := $(RUNS)
-# The book configuration without notebook execution, for the strict build of `make test`.
-NO_EXECUTE := _build/config-no-execute.yml
+# The book configuration without notebook execution, for the strict build of `make test`; it sits beside
+# _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
+NO_EXECUTE := .config-no-execute.yml
 
-.PHONY: all venv book test bench clean
+.PHONY: all venv book test play bench clean
 
 all: book
 
@@ -41,7 +43,7 @@ book: $(STAMP)
 test: $(STAMP)
 	rm -rf $(RUNS)
 	$(RUFF) check .
-	$(PY) -m pytest -p no:nbval tests
+	$(PY) -m pytest -p no:nbval tests --ignore=tests/browser
 	$(PY) -m pytest --nbval book/
 	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
 	# so the strict build renders those outputs instead of executing everything a second time (`make book`
@@ -50,6 +52,13 @@ test: $(STAMP)
 	sed 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' _config.yml > $(NO_EXECUTE)
 	grep -q '^  execute_notebooks: "off"$$' $(NO_EXECUTE)
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going
+	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
+	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason.
+	$(PY) -m pytest -p no:nbval -rs tests/browser
+
+# Voila runs book/play_app.ipynb (the play chapter's widget alone) and opens it in the browser; Ctrl-C stops it.
+play: $(STAMP)
+	$(VENV)/bin/voila book/play_app.ipynb
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py

@@ -105,10 +105,33 @@ from evolving_ttt.fogel.exact import (
     evaluation_report,
 )
 
+# Players of every system as tables of move probabilities, and their exact results (chapter 11, used by every
+# system and by the arena)
+from evolving_ttt.outcomes import (
+    POLICY_SHAPE, OUTCOMES, boards_to_move, check_policy, policy_table, random_policy, perfect_policy,
+    outcome_table, outcome_probabilities, sample_games, sample_game, best_response_policy, PolicyAudit,
+    audit_policy,
+)
+from evolving_ttt.fogel.exact import (
+    rule_base_policy, protocol_score,
+)
+
 # Chapter 14: play against the evolved network (book/14_play.ipynb)
 from evolving_ttt.play import (
-    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, NetworkView, GameSession, output_color,
+    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
     PlayWidget, play_widget,
+)
+
+# Chapter 14: the board of the rendered page, which plays without a kernel
+from evolving_ttt.static_board import (
+    encode_side, decode_side, players_script, write_players_script,
+)
+
+# Chapter 21: the arena, every system's players on the same exact yardsticks
+from evolving_ttt.arena import (
+    Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
+    best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
+    results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
 )
 
 # Chapters 19 and 20: Mohammadi et al. (2013), genetic programming, fitnessless co-evolution and a human judge
@@ -132,12 +155,6 @@ from evolving_ttt.mohammadi.series import (
 )
 from evolving_ttt.mohammadi.panel import (
     JudgeSession, JudgePanel, judge_panel,
-)
-from evolving_ttt.outcomes import (
-    policy_table, perfect_policy, random_policy, outcome_probabilities,
-)
-from evolving_ttt.fogel.exact import (
-    rule_base_policy,
 )
 
 # The command line: python -m ttt_helpers evolve ... (chapter 7) and evaluate ... (chapter 11)

@@ -1,4 +1,4 @@
-"""The command line: ``python -m ttt_helpers evolve ...`` (chapter 7) and ``evaluate ...`` (chapter 11).
+"""The command line: ``python -m ttt_helpers evolve ...`` (chapter 7), ``evaluate ...`` (chapter 11), ``arena``.
 
 The top of the package: it imports the systems and nothing imports it.
 """
@@ -6,11 +6,13 @@ The top of the package: it imports the systems and nothing imports it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from evolving_ttt.arena import arena_report, format_arena_table
 from evolving_ttt.fogel.evolution import (
     PAPER_EXPERIMENT,
     ExperimentConfig,
@@ -104,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved network")
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
+    arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
+    arena_cmd.add_argument("--json", help="also write the full table and the round robin to this JSON file")
     _mohammadi_parser(commands)
     return parser
 
@@ -143,11 +147,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             save_network(run.best_network(0), args.champion, **champion_provenance(run, 0))
             print(f"wrote {args.champion}: best network of trial 0 ({run.best_network(0).hidden_count} hidden nodes)")
         return 0
+    if args.command == "arena":
+        return _arena_command(parser, args)
     try:
         network, provenance = load_network(args.network)
     except (OSError, ValueError) as error:
         parser.error(str(error))
     print(evaluation_report(network, provenance))
+    return 0
+
+
+def _arena_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        if args.json:
+            check_output_path(args.json, "--json")
+        report = arena_report()
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
+    print(format_arena_table(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -216,4 +236,3 @@ def _mohammadi_command(args, parser) -> int:
         save_program(champion, args.champion, **provenance)
         print(f"wrote {args.champion}")
     return 0
-

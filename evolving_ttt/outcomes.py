@@ -16,6 +16,7 @@ players are judged in one call (memory grows as ``batch x 19683 x 9``: judge a f
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -215,3 +216,104 @@ def sample_game(x_policy: np.ndarray, o_policy: np.ndarray, rng: np.random.Gener
     """Play one game between two policy tables: ``(result, moves)``, as :func:`sample_games` (chapter 11)."""
     results, moves = sample_games(x_policy, o_policy, rng, 1)
     return int(results[0]), moves[0]
+
+
+def best_response_policy(opponent_policy: np.ndarray, mark: int, payoff: tuple[float, float, float] = (1.0, -1.0, 0.0)):
+    """The best reply of ``mark`` to a known opponent: expectimax over policy tables (chapter 11).
+
+    ``opponent_policy`` is the other side's table. On every board where ``mark`` is to move, the returned
+    table plays the square with the largest expected payoff for ``mark`` (``payoff`` = win, loss, draw, as
+    seen by ``mark``), averaging over the opponent's moves; ties go to the lowest square. Returns
+    ``(table, values)``: the deterministic policy table and the expected payoff of every board (nan on
+    boards that cannot arise).
+    """
+    mark = check_mark(mark)
+    opponent_policy = check_policy(opponent_policy, -mark, "opponent_policy")
+    if opponent_policy.shape != POLICY_SHAPE:
+        raise ValueError(f"opponent_policy must be one table of shape (19683, 9); got {opponent_policy.shape}")
+    win, loss, draw = (float(v) for v in payoff)
+    tables = board_tables()
+    values = np.full(N_BOARDS, np.nan)
+    finished = np.flatnonzero(tables.legal & tables.over)
+    values[finished] = np.select([tables.winner[finished] == mark, tables.winner[finished] == -mark], [win, loss], draw)
+    table = np.zeros(POLICY_SHAPE)
+    for mover, rows, children in _layers():
+        child_values = np.where(tables.empty[rows], values[children], 0.0)
+        if mover == mark:
+            # Occupied squares get -inf; argmax takes the first (lowest) of equal best squares.
+            scores = np.where(tables.empty[rows], child_values, -np.inf)
+            best = np.argmax(scores, axis=1)
+            table[rows, best] = 1.0
+            values[rows] = scores[np.arange(len(rows)), best]
+        else:
+            values[rows] = (opponent_policy[rows] * child_values).sum(axis=1)
+    return table, values
+
+
+@dataclass(frozen=True)
+class PolicyAudit:
+    """How a player fares against every line of play of its opponent, judged by perfect play (chapter 11).
+
+    Attributes
+    ----------
+    mark
+        The side the player plays.
+    positions
+        Distinct positions it can reach with its turn to move (following every move it plays with
+        positive probability and every reply of the opponent).
+    mistakes
+        Those where one of its moves has a worse game-theoretic value than the best move there.
+    can_lose
+        Whether some line of play ends in its loss.
+    losing_boards
+        How many distinct finished boards it can reach that it has lost.
+    worst_value
+        The game-theoretic result it can be held to by a perfect opponent: +1 win, 0 draw, -1 loss, from
+        its side, assuming the worst of its own random choices.
+    """
+
+    mark: int
+    positions: int
+    mistakes: int
+    can_lose: bool
+    losing_boards: int
+    worst_value: int
+
+
+def audit_policy(policy: np.ndarray, mark: int) -> PolicyAudit:
+    """Audit a policy table of ``mark`` against every reply of the opponent (chapter 11).
+
+    The table-driven twin of :func:`evolving_ttt.perfect.audit_player`, for either side and for
+    stochastic players: reachability runs forward one number of marks at a time.
+    """
+    mark = check_mark(mark)
+    policy = check_policy(policy, mark)
+    if policy.shape != POLICY_SHAPE:
+        raise ValueError(f"policy must be one table of shape (19683, 9); got {policy.shape}")
+    tables, values = board_tables(), minimax_values()
+    reached = np.zeros(N_BOARDS, dtype=bool)
+    reached[0] = True
+    mistakes = positions = 0
+    for mover, rows, children in reversed(_layers()):  # from the empty board forward
+        rows_here = reached[rows]
+        rows, children = rows[rows_here], children[rows_here]
+        if mover == mark:
+            played = policy[rows] > 0
+            positions += len(rows)
+            child_values = mark * values[children]
+            best = np.where(tables.empty[rows], child_values, -np.inf).max(axis=1)
+            mistakes += int(np.any(played & (child_values < best[:, None]), axis=1).sum())
+        else:
+            played = tables.empty[rows]
+        reached[children[played]] = True
+    lost = reached & tables.legal & tables.over & (tables.winner == -mark)
+    # Worst case: the opponent plays perfectly, the player's own random choices go against it.
+    worst = np.full(N_BOARDS, np.nan)
+    worst[tables.over] = mark * tables.winner[tables.over]
+    for mover, rows, children in _layers():
+        child_worst = np.where(tables.empty[rows], worst[children], np.inf)
+        if mover == mark:
+            worst[rows] = np.where(policy[rows] > 0, child_worst, np.inf).min(axis=1)
+        else:
+            worst[rows] = child_worst.min(axis=1)
+    return PolicyAudit(mark, positions, mistakes, bool(lost.any()), int(lost.sum()), int(worst[0]))

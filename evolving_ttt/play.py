@@ -1,19 +1,35 @@
-"""Playing against the evolved network: the game session and the ipywidgets board (chapter 14).
+"""Playing against every player of the book: the game session and the ipywidgets board (chapter 14).
 
-:class:`GameSession` holds the rules of a game between a person and an opponent and never raises on
-a click; :class:`PlayWidget` only draws it.
+:class:`GameSession` holds the rules of a game between a person and any player of the arena's catalogue
+(:mod:`evolving_ttt.arena`), with a tally per opponent, and never raises on a click; :class:`PlayWidget`
+only draws it, with the opponent's reasons for its last move beside the board. ``opponent_player`` and
+``play_out`` are the small move functions chapter 14 uses to replay the champion's games.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs
+from evolving_ttt.arena import ArenaPlayer, Explanation, catalogue
+from evolving_ttt.fogel.network import Network, network_move
 from evolving_ttt.fogel.opponent import PAPER_RULES, near_perfect_move
-from evolving_ttt.game import EMPTY, SYMBOLS, O, Player, X, check_mark, is_game_over, play, player_to_move, winner
+from evolving_ttt.game import (
+    EMPTY,
+    SYMBOLS,
+    O,
+    Player,
+    X,
+    check_instance,
+    check_mark,
+    is_game_over,
+    play,
+    player_to_move,
+    winner,
+)
 from evolving_ttt.perfect import perfect_move
 
 OPPONENT_KINDS = ("champion", "rule base", "perfect")
@@ -54,63 +70,77 @@ def play_out(x_player: Player, o_player: Player) -> tuple[int, list[int]]:
 
 
 @dataclass(frozen=True)
-class NetworkView:
-    """What the heatmap shows: the champion's outputs on a board, and the square it chose there (chapter 14).
+class View:
+    """What the panel beside the board shows: a player's reasons on one board (chapter 14).
 
     Attributes
     ----------
     board
-        The position the outputs belong to (occupied squares are greyed out).
-    outputs
-        The champion's nine outputs on ``board``, from the side it plays there.
-    move
-        The square the champion chose (or would choose) on ``board``; None once the game is over.
+        The position the reasons belong to (occupied squares are greyed out).
+    explanation
+        The opponent's :class:`~evolving_ttt.arena.Explanation` on ``board``.
     caption
-        One sentence saying which of these it is.
+        One sentence saying which board this is.
     """
 
     board: np.ndarray
-    outputs: np.ndarray
-    move: int | None
+    explanation: Explanation
     caption: str
 
 
 class GameSession:
-    """A game between a human and an opponent, with the rules and the score; no drawing (chapter 14).
+    """A game between a person and any player of the book, with the rules and the tally; no drawing (chapter 14).
 
     Parameters
     ----------
-    network
-        The evolved champion: the "champion" opponent, and the network whose outputs are shown.
     opponent
-        "champion", "rule base" or "perfect".
+        The name of a player of ``players`` (by default the arena's catalogue, :func:`evolving_ttt.arena.catalogue`).
     human
-        The side the human plays: ``X`` (moves first) or ``O``.
+        The side the person plays: ``X`` (moves first) or ``O``.
     seed
-        Seed of the rule base's random choices.
+        Seed of the random choices of stochastic opponents.
+    players
+        The players to choose from.
 
     Attributes
     ----------
-    board, moves, status, tally
-        The position, the squares played, a sentence for the status line, and the wins of the human,
-        the opponent and the draws against the current opponent and side (changing either restarts it).
+    board, moves, status
+        The position, the squares played, and a sentence for the status line.
+    tally
+        ``tally[(opponent, side)]`` counts the person's wins, draws and losses against each opponent from each
+        side, over the whole session (like the tables of games against people in Al-Khateeb (2012)).
     """
 
-    def __init__(self, network: Network, opponent: str = "champion", human: int = X, seed: int = 0) -> None:
-        if not isinstance(network, Network):
-            raise ValueError(f"network must be a Network; got {type(network).__name__}")
-        self.network = network
+    def __init__(
+        self, opponent: str = "Fogel champion", human: int = X, seed: int = 0,
+        players: Sequence[ArenaPlayer] | None = None,
+    ) -> None:  # fmt: skip
+        players = catalogue() if players is None else list(players)
+        for player in players:
+            check_instance(player, ArenaPlayer, "players", "a sequence of ArenaPlayer")
+        self.players = {player.name: player for player in players}
         self.rng = np.random.default_rng(seed)
+        self.tally: dict[tuple[str, str], dict[str, int]] = {}
         self.configure(opponent, human)
 
     def configure(self, opponent: str, human: int) -> None:
-        """Choose the opponent and the human's side, restart the score, and start a new game."""
-        if human not in (X, O):
+        """Choose the opponent and the person's side and start a new game (the tally is kept)."""
+        if opponent not in self.players:
+            raise ValueError(f"opponent must be one of {list(self.players)}; got {opponent!r}")
+        if isinstance(human, bool) or human not in (X, O):
             raise ValueError(f"human must be X (+1) or O (-1); got {human!r}")
-        self._opponent_move = opponent_player(opponent, -human, self.rng, self.network)
-        self.opponent, self.human = opponent, human
-        self.tally = {"human": 0, "opponent": 0, "draws": 0}
+        self.opponent, self.human = opponent, int(human)
         self.new_game()
+
+    @property
+    def player(self) -> ArenaPlayer:
+        """The opponent."""
+        return self.players[self.opponent]
+
+    @property
+    def record(self) -> dict[str, int]:
+        """The person's wins, draws and losses against the current opponent from the current side."""
+        return self.tally.setdefault((self.opponent, SYMBOLS[self.human]), {"wins": 0, "draws": 0, "losses": 0})
 
     @property
     def over(self) -> bool:
@@ -121,12 +151,12 @@ class GameSession:
         """Clear the board; if the opponent plays X it makes its first move at once."""
         self.board = np.zeros(9, dtype=np.int8)
         self.moves: list[int] = []
-        self.status = "Your move." if self.human == X else ""
+        self.status = "Your move."
         if self.human == O:
             self._opponent_turn()
 
     def click(self, square: int) -> bool:
-        """The human plays ``square``; the opponent answers. Returns whether the move was made.
+        """The person plays ``square``; the opponent answers. Returns whether the move was made.
 
         A click on an occupied square, outside the board, or after the game has ended changes nothing
         and explains why in :attr:`status`.
@@ -145,36 +175,30 @@ class GameSession:
             self._opponent_turn()
         return True
 
-    def network_view(self) -> NetworkView:
-        """Why the champion moved where it did, or, against another opponent, what it would play here.
+    def view(self) -> View | None:
+        """Why the opponent made its last move; before it has moved, what it would play in the person's place.
 
-        Against the champion, once it has moved in this game: its outputs on the board just before its
-        last move, and that move. Otherwise: its outputs on the current board from the side to move (X
-        once the game is over), and the move it would make.
+        ``None`` when the opponent cannot explain itself or there is nothing to explain.
         """
-        champion_mark = -self.human
-        if self.opponent == "champion":
-            mine = [i for i, _ in enumerate(self.moves) if (X if i % 2 == 0 else O) == champion_mark]
-            if mine:
-                last = mine[-1]
-                before = np.zeros(9, dtype=np.int8)
-                for square in self.moves[:last]:
-                    before = play(before, square)
-                outputs = network_outputs(self.network, before, champion_mark)
-                caption = f"Why the champion played square {self.moves[last]}: its outputs just before that move."
-                return NetworkView(before, outputs, self.moves[last], caption)
+        if self.player.explain is None:
+            return None
+        mark = -self.human
+        turns = [k for k in range(len(self.moves)) if (X if k % 2 == 0 else O) == mark]
+        if turns:
+            before = np.zeros(9, dtype=np.int8)
+            for square in self.moves[: turns[-1]]:
+                before = play(before, square)
+            caption = f"Why {self.opponent} played square {self.moves[turns[-1]]}:"
+            return View(before, self.player.explain(before, mark), caption)
         if self.over:
-            outputs = network_outputs(self.network, self.board, X)
-            return NetworkView(self.board, outputs, None, "The game is over: the champion's outputs, seen as X.")
-        mark = player_to_move(self.board)
-        move = network_move(self.network, self.board, mark)
-        caption = f"The champion's outputs for your position: it would play square {move}."
-        return NetworkView(self.board, network_outputs(self.network, self.board, mark), move, caption)
+            return None
+        caption = f"What {self.opponent} would play in your place:"
+        return View(self.board.copy(), self.player.explain(self.board, player_to_move(self.board)), caption)
 
     def _opponent_turn(self) -> None:
-        self._play(self._opponent_move(self.board))
+        self._play(self.player.move(self.board, self.rng))
         if not self.over:
-            self.status = f"{self.opponent.capitalize()} played square {self.moves[-1]}. Your move."
+            self.status = f"{self.opponent} played square {self.moves[-1]}. Your move."
 
     def _play(self, square: int) -> None:
         self.board = play(self.board, square)
@@ -182,14 +206,23 @@ class GameSession:
         if self.over:
             result = winner(self.board)
             if result == EMPTY:
-                self.tally["draws"] += 1
+                self.record["draws"] += 1
                 self.status = "Draw. Press New game to play again."
             elif result == self.human:
-                self.tally["human"] += 1
+                self.record["wins"] += 1
                 self.status = "You win! Press New game to play again."
             else:
-                self.tally["opponent"] += 1
-                self.status = f"{self.opponent.capitalize()} wins. Press New game to play again."
+                self.record["losses"] += 1
+                self.status = f"{self.opponent} wins. Press New game to play again."
+
+
+def value_text(value: float) -> str:
+    """A number for a heat cell: two decimals for small values, thousands as k for the heuristic's (chapter 14)."""
+    if abs(value) >= 1e4:
+        return f"{value / 1e3:.0f}k"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.2f}"
 
 
 def output_color(value: float) -> str:
@@ -203,8 +236,9 @@ class PlayWidget:
     """An ipywidgets board for a :class:`GameSession`: it only draws the session and forwards clicks (chapter 14).
 
     ``squares`` are the nine buttons, ``new_game`` the button that restarts, ``opponent`` and ``side``
-    the two pickers, ``status`` and ``score`` the text lines, ``heat`` the nine cells of the network's
-    output heatmap. Display the widget with ``display(widget.view)``.
+    the two pickers, ``status`` the status line, ``score`` the tally against every opponent played so far,
+    ``heat`` the nine cells of the opponent's reasons and ``explanation`` their caption. Display the widget
+    with ``display(widget.view)``.
     """
 
     def __init__(self, session: GameSession) -> None:
@@ -217,13 +251,16 @@ class PlayWidget:
             button.on_click(lambda _button, square=square: self._safely(self.session.click, square))
         self.new_game = widgets.Button(description="New game", button_style="primary")
         self.new_game.on_click(lambda _button: self._safely(self.session.new_game))
-        self.opponent = widgets.Dropdown(options=list(OPPONENT_KINDS), value=session.opponent, description="Opponent")
+        self.opponent = widgets.Dropdown(options=list(session.players), value=session.opponent, description="Opponent",
+                                         layout=widgets.Layout(width="300px"))  # fmt: skip
         self.side = widgets.Dropdown(options=[("X (first)", X), ("O (second)", O)], value=session.human,
                                      description="You play")  # fmt: skip
         self.opponent.observe(self._reconfigure, names="value")
         self.side.observe(self._reconfigure, names="value")
         self.status = widgets.HTML()
+        self.status.add_class("ttt-status")  # names for the browser test of `make play`
         self.score = widgets.HTML()
+        self.score.add_class("ttt-tally")
         self.heat = [widgets.HTML(layout=widgets.Layout(width="64px", height="64px")) for _ in range(9)]
 
         def three_by_three(cells):  # fixed 66-pixel rows and columns, not stretched to the panel beside it
@@ -232,7 +269,7 @@ class PlayWidget:
             return widgets.GridBox(cells, layout=shape)
 
         grid, heatmap = three_by_three(self.squares), three_by_three(self.heat)
-        self.explanation = widgets.HTML(layout=widgets.Layout(width="240px"))
+        self.explanation = widgets.HTML(layout=widgets.Layout(width="300px"))
         side_panel = widgets.VBox([self.explanation, heatmap], layout=widgets.Layout(margin="0 0 0 24px"))
         self.view = widgets.VBox([
             widgets.HBox([self.opponent, self.side, self.new_game]),
@@ -253,41 +290,53 @@ class PlayWidget:
         self._safely(self.session.configure, self.opponent.value, self.side.value)
 
     def refresh(self) -> None:
-        """Redraw the board, the heatmap, the status line and the score from the session."""
+        """Redraw the board, the reasons, the status line and the tally from the session."""
         session = self.session
         for square, button in enumerate(self.squares):
             value = int(session.board[square])
             button.description = SYMBOLS[value] if value != EMPTY else " "
             button.button_style = "info" if value == X else ("danger" if value == O else "")
-        view = session.network_view()
+        self._draw_reasons(session.view())
+        self.status.value = f"<b>{session.status}</b>"
+        rows = "".join(
+            f"<tr><td>{name}</td><td>{side}</td><td>{r['wins']}</td><td>{r['draws']}</td><td>{r['losses']}</td></tr>"
+            for (name, side), r in session.tally.items()
+        )
+        self.score.value = ("<table><tr><th>opponent</th><th>you played</th><th>won</th><th>drawn</th><th>lost</th>"
+                            f"</tr>{rows}</table>")  # fmt: skip
+
+    def _draw_reasons(self, view: View | None) -> None:
+        if view is None:
+            for cell in self.heat:
+                cell.value = ""
+            self.explanation.value = "<b>Why this move?</b><br>This player gives no reasons."
+            return
+        values = view.explanation.values
+        shown = values[np.isfinite(values)]
+        low, high = (float(shown.min()), float(shown.max())) if shown.size else (0.0, 1.0)
         for square, cell in enumerate(self.heat):
             if view.board[square] != EMPTY:  # a mark, in letters that do not look like digits
                 style, font = "background:#d9d9d9;color:#555", "font-family:sans-serif;font-weight:bold"
                 text = SYMBOLS[int(view.board[square])]
+            elif not np.isfinite(values[square]):
+                style, font, text = "background:#f4f4f4;color:#555", "font-family:monospace", ""
             else:
-                value = view.outputs[square]
-                ink = "white" if value < 0.6 else "black"
-                style, font, text = (
-                    f"background:{output_color(value)};color:{ink}",
-                    "font-family:monospace",
-                    f"{value:.2f}",
-                )
-            border = "3px solid #d62728" if square == view.move else "3px solid transparent"
+                shade = (values[square] - low) / (high - low) if high > low else 1.0
+                ink = "white" if shade < 0.6 else "black"
+                style, font = f"background:{output_color(shade)};color:{ink}", "font-family:monospace"
+                text = value_text(values[square])
+            border = "3px solid #d62728" if square == view.explanation.move else "3px solid transparent"
             cell.value = (f'<div style="{style};border:{border};width:56px;height:56px;display:flex;'
                           f'align-items:center;justify-content:center;{font}">{text}</div>')  # fmt: skip
-        self.explanation.value = f"<b>Why this move?</b><br>{view.caption}<br>(occupied squares grey, move outlined)"
-        self.status.value = f"<b>{session.status}</b>"
-        tally = session.tally
-        self.score.value = (
-            f"You {tally['human']} &nbsp; {session.opponent} {tally['opponent']} &nbsp; draws {tally['draws']}"
-        )
+        key = f"(numbers: {view.explanation.label}; occupied squares grey, move outlined)"
+        self.explanation.value = f"<b>Why this move?</b><br>{view.caption} {view.explanation.text}<br>{key}"
 
 
-def play_widget(network: Network | None = None, opponent: str = "champion", human: int = O, seed: int = 0):
-    """Make a :class:`PlayWidget` against the saved champion (or ``network``) and return it (chapter 14).
+def play_widget(opponent: str = "Fogel champion", human: int = O, seed: int = 0,
+                players: Sequence[ArenaPlayer] | None = None) -> PlayWidget:  # fmt: skip
+    """Make a :class:`PlayWidget` against any player of the book and return it (chapter 14).
 
-    By default the reader plays O, so the champion opens as X, the side it was evolved for.
+    By default the reader plays O against Fogel's champion, so the champion opens as X, the side it was
+    evolved for.
     """
-    if network is None:
-        network, _ = load_network(DEFAULT_CHAMPION)
-    return PlayWidget(GameSession(network, opponent, human, seed))
+    return PlayWidget(GameSession(opponent, human, seed, players))

@@ -1,5 +1,6 @@
 """The command line: python -m ttt_helpers evolve ... and evaluate ..."""
 
+import json
 import math
 import re
 import subprocess
@@ -212,3 +213,22 @@ def test_the_memory_estimate_follows_the_measured_growth():
     assert estimated_memory(ExperimentConfig(parents=8000, trials=1)) > 10 * estimated_memory(
         ExperimentConfig(parents=2000, trials=1)
     )
+
+
+def test_arena_command_prints_the_table_and_writes_the_json(tmp_path, capsys):
+    out = tmp_path / "arena.json"
+    assert main(["arena", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    names = [row["name"] for row in report["players"]]
+    assert names[:2] == ["random", "rule base"] and "Fogel champion" in names
+    for name in names:
+        assert name in printed
+    perfect = report["players"][names.index("perfect")]
+    assert perfect["can_lose"] == {"X": False, "O": False}
+    assert perfect["results"]["perfect"]["X"] == pytest.approx([0, 1, 0])
+    n = len(names)
+    assert len(report["round_robin"]["outcomes_x_row_o_column"]) == n
+    with pytest.raises(SystemExit):
+        main(["arena", "--json", "/no/such/dir/arena.json"])
+    assert "--json /no/such/dir/arena.json: the folder /no/such/dir does not exist" in capsys.readouterr().err

@@ -1,15 +1,18 @@
 """Policy tables and exact outcomes (evolving_ttt.outcomes), checked by hand, by recursion and by sampling."""
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from evolving_ttt.fogel.exact import exact_score, opponent_probabilities, rule_base_policy
+from evolving_ttt.fogel.exact import best_response, exact_score, opponent_probabilities, rule_base_policy
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.fogel.opponent import OpponentRules, network_player, rule_candidates
 from evolving_ttt.game import EMPTY, O, X, board_index, board_tables, legal_moves, play, player_to_move, winner
 from evolving_ttt.outcomes import (
+    audit_policy,
+    best_response_policy,
     boards_to_move,
     check_policy,
     outcome_probabilities,
@@ -20,7 +23,7 @@ from evolving_ttt.outcomes import (
     sample_game,
     sample_games,
 )
-from evolving_ttt.perfect import minimax_values, perfect_move
+from evolving_ttt.perfect import audit_player, minimax_values, perfect_move
 
 
 def test_boards_to_move_are_the_legal_unfinished_boards_of_each_side():
@@ -190,9 +193,35 @@ def test_rule_base_policy_is_the_opponent_of_chapter_10_and_plays_x_by_the_swapp
 
 
 def test_the_network_against_the_rule_base_by_policies_is_the_exact_score_of_chapter_10():
-    from pathlib import Path
-
     network, _ = load_network(Path(__file__).resolve().parents[1] / "book" / "data" / "champion.json")
     rules = OpponentRules(first_reply="rules")  # the policy table's first reply follows the rules
     x_wins, _, o_wins = outcome_probabilities(policy_table(network_player(network), X), rule_base_policy(O, rules))
     assert np.isclose(32 * (x_wins - 10 * o_wins), exact_score(network, rules)[0], rtol=0, atol=1e-9)
+
+
+def test_policy_audit_agrees_with_the_readable_audit_and_judges_both_sides():
+    network, _ = load_network(Path(__file__).resolve().parents[1] / "book" / "data" / "champion.json")
+    readable = audit_player(network_player(network))
+    table = audit_policy(policy_table(network_player(network), X), X)
+    assert (table.positions, table.mistakes, table.can_lose) == (readable.positions, readable.mistakes, False)
+    for mark in (X, O):
+        perfect = audit_policy(perfect_policy(mark), mark)
+        assert perfect.mistakes == 0 and not perfect.can_lose and perfect.worst_value == 0
+        careless = audit_policy(perfect_policy(mark, 0.1), mark)
+        assert careless.can_lose and careless.worst_value == -1 and careless.positions == len(boards_to_move(mark))
+    # the lowest-square player as X is beaten by O taking squares 3, 4 and then 5 or 6
+    assert audit_policy(policy_table(lambda board: legal_moves(board)[0], X), X).can_lose
+
+
+def test_best_response_policy_is_chapter_10s_expectimax():
+    ceiling = best_response()
+    table, values = best_response_policy(rule_base_policy(O), X, (1, -10, 0))
+    rows = np.flatnonzero(ceiling.policy >= 0)[1:]  # the empty board's opening is chosen for the protocol
+    assert np.allclose(values[rows], ceiling.values[rows], rtol=0, atol=1e-12)
+    chosen, theirs = table[rows].argmax(axis=1), ceiling.policy[rows]
+    boards = board_tables().boards
+    for i, a, b in zip(rows[chosen != theirs], chosen[chosen != theirs], theirs[chosen != theirs], strict=True):
+        # where the moves differ, the two are tied up to rounding
+        assert np.isclose(values[board_index(play(boards[i], a))], values[board_index(play(boards[i], b))], atol=1e-12)
+    with pytest.raises(ValueError, match="opponent_policy must give each board where O is to move"):
+        best_response_policy(random_policy(X), X)

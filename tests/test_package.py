@@ -13,16 +13,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evolving_ttt"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
-# Each module's layer; a module may import only from lower layers, or from its own system's subpackage.
+# Each module's layer; a module may import only from lower layers, from its own system's subpackage, or (for the
+# other systems) from Fogel's, the spine of the book, whose rule base and run helpers every system measures with.
 LAYERS = {
     "evolving_ttt.game": 0,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
     "evolving_ttt.perfect": 1,
     "evolving_ttt.outcomes": 2,
-    "evolving_ttt.play": 4,
     "evolving_ttt.arena": 4,
-    "evolving_ttt.cli": 5,
+    "evolving_ttt.play": 5,
+    "evolving_ttt.static_board": 5,
+    "evolving_ttt.cli": 6,
 }
 SYSTEM_LAYER = 3  # fogel, al_khateeb, ling_lam, mohammadi (a module or a subpackage each)
 
@@ -86,8 +88,9 @@ def test_each_module_opens_with_a_docstring_and_stays_readable_in_size(path):
 def test_imports_run_one_way(path):
     here = module_name(path)
     for imported in package_imports(path):
-        same_system = layer(here) == layer(imported) == SYSTEM_LAYER and system_of(here) == system_of(imported)
-        assert same_system or layer(imported) < layer(here), f"{here} imports {imported}, which is not below it"
+        systems = layer(here) == layer(imported) == SYSTEM_LAYER
+        allowed = systems and (system_of(here) == system_of(imported) or system_of(imported) == "fogel")
+        assert allowed or layer(imported) < layer(here), f"{here} imports {imported}, which is not below it"
 
 
 def test_the_package_has_no_import_cycle():

@@ -49,7 +49,7 @@ from evolving_ttt.game import (
     player_to_move,
     winner,
 )
-from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
+from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, check_policy, outcome_table
 from evolving_ttt.perfect import audit_player
 
 
@@ -101,6 +101,32 @@ def rule_base_policy(mark: int = O, rules: OpponentRules = PAPER_RULES) -> np.nd
         table[i, candidates] += (1 - p) / len(candidates)
     table.flags.writeable = False
     return table
+
+
+def protocol_score(
+    x_policy: np.ndarray, rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF
+) -> float:
+    """Exact expected 32-game protocol score of any player of X given as a policy table (chapter 10).
+
+    Fogel's yardstick for players of every system: the table's first move (or moves, with their
+    probabilities), then, with cycled first replies, each of the eight replies four times, and the rule
+    base's play after that. Equals :func:`exact_score` for a network's table.
+    """
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
+    x_policy = check_policy(x_policy, X, "x_policy")
+    if x_policy.shape != POLICY_SHAPE:
+        raise ValueError(f"x_policy must be one table of shape (19683, 9); got {x_policy.shape}")
+    win, loss, draw = check_payoff(payoff)
+    table = outcome_table(x_policy, rule_base_policy(O, rules)) @ np.array([win, draw, loss])
+    total = 0.0
+    for opening in np.flatnonzero(x_policy[0]):
+        first = int(POWERS_OF_3[opening])
+        if rules.first_reply == "cycle":
+            replies = first + 2 * POWERS_OF_3[[s for s in range(9) if s != opening]]
+            total += x_policy[0, opening] * 4 * table[replies].sum()
+        else:
+            total += x_policy[0, opening] * GAMES_PER_EVALUATION * table[first]
+    return float(total)
 
 
 def game_payoff_moments(

@@ -1,0 +1,29 @@
+"""Every page of the built book loads without a JavaScript error, fetches nothing from the network, and shows
+every figure."""
+
+from pathlib import Path
+
+import pytest
+
+HTML = Path(__file__).resolve().parents[2] / "_build" / "html"
+PAGES = sorted(p.relative_to(HTML).as_posix() for p in [HTML / "index.html", *HTML.glob("book/*.html")])
+
+
+def test_the_built_book_has_its_chapters():
+    assert len(PAGES) >= 16, PAGES  # the index and at least the fifteen chapters of Fogel's part
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_cleanly_and_every_figure_shows(page, name):
+    outside = []
+    page.on("request", lambda request: outside.append(request.url)
+            if not request.url.startswith(("file:", "data:", "about:")) else None)  # fmt: skip
+    page.goto((HTML / name).as_uri())
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)  # let MathJax and the board's script run
+    images = page.eval_on_selector_all(
+        "img", "imgs => imgs.map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0}))"
+    )
+    assert [i["src"] for i in images if not i["ok"]] == [], "figures that did not load"
+    assert page.errors == []
+    assert outside == [], "requests that left the machine"

@@ -1,0 +1,89 @@
+"""The arena's players and yardsticks (evolving_ttt.arena), checked against the chapters' own functions."""
+
+import numpy as np
+import pytest
+
+from evolving_ttt import arena
+from evolving_ttt.fogel.exact import best_response, exact_score
+from evolving_ttt.fogel.network import load_network, network_move
+from evolving_ttt.game import O, X, board_from_string
+from evolving_ttt.outcomes import outcome_probabilities, random_policy
+
+
+@pytest.fixture(scope="module")
+def references():
+    return {p.name: p for p in arena.reference_players()}
+
+
+@pytest.fixture(scope="module")
+def champion_player():
+    return arena.fogel_champion()
+
+
+def test_the_best_response_player_reaches_the_ceiling_of_chapter_10(references):
+    row = arena.measure(references["best response"])
+    assert np.isclose(row.protocol_score, best_response().ceiling, rtol=0, atol=1e-9)
+    assert row.can_lose == {"X": False, "O": False}
+
+
+def test_the_fogel_champion_in_the_arena_is_the_network_of_the_book(champion_player):
+    network, _ = load_network(arena.DATA / "champion.json")
+    row = arena.measure(champion_player)
+    assert np.isclose(row.protocol_score, exact_score(network)[0], rtol=0, atol=1e-9)
+    assert row.can_lose == {"X": False, "O": True}  # chapter 11's audit as X; as O the swap loses (chapter 14)
+    assert row.mistakes["X"] == (2, 76)
+    assert champion_player.deterministic
+
+
+def test_results_against_references_are_exact_and_seen_from_the_player(references):
+    perfect, random = references["perfect"], references["random"]
+    row = arena.measure(perfect)
+    assert np.allclose([row.results["perfect"]["X"], row.results["perfect"]["O"]], [[0, 1, 0], [0, 1, 0]])
+    wins, draws, losses = arena.results_as(random, perfect, O)
+    assert losses > 0.9 and wins == 0
+    as_x = arena.results_as(random, random, X)
+    assert np.allclose(arena.results_as(random, random, O), as_x[::-1])
+    assert np.isclose(sum(as_x), 1.0)
+
+
+def test_the_round_robin_is_every_pairing_and_its_points_add_up(references, champion_player):
+    players = [references["random"], references["perfect"], champion_player]
+    outcomes = arena.round_robin(players)
+    assert outcomes.shape == (3, 3, 3)
+    for i, a in enumerate(players):
+        for j, b in enumerate(players):
+            assert np.allclose(outcomes[i, j], outcome_probabilities(a.x_policy, b.o_policy))
+    points = arena.round_robin_points(outcomes)
+    # Over all pairings, one point per game is shared out: the mean of the players' points is 1/2.
+    assert np.isclose(points.mean(), 0.5)
+    assert points[1] == points.max()  # the perfect player never loses
+
+
+def test_round_robin_points_by_hand():
+    outcomes = np.zeros((2, 2, 3))
+    outcomes[0, 1] = [1, 0, 0]  # player 0 as X beats player 1
+    outcomes[1, 0] = [0, 1, 0]  # player 1 as X draws with player 0
+    assert np.allclose(arena.round_robin_points(outcomes), [0.75, 0.25])
+
+
+def test_moves_of_deterministic_and_stochastic_players(references, champion_player):
+    board = board_from_string("XX. .O. ...")
+    network, _ = load_network(arena.DATA / "champion.json")
+    assert champion_player.move(board) == network_move(network, board, O) == 7  # it fails to block (chapter 14)
+    random = references["random"]
+    assert not random.deterministic
+    with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
+        random.move(board)
+    moves = {random.move(board, np.random.default_rng(seed)) for seed in range(40)}
+    assert moves == {2, 3, 5, 6, 7, 8}
+    with pytest.raises(ValueError, match="game is over"):
+        champion_player.move(board_from_string("XXX OO. ..."))
+
+
+def test_a_bad_table_is_refused_when_the_player_is_made():
+    bad = random_policy(X)
+    bad[0] = 0
+    with pytest.raises(ValueError, match="broken's x_policy must give each board"):
+        arena.ArenaPlayer("broken", "test", "", bad, random_policy(O))
+    with pytest.raises(ValueError, match="player must be an ArenaPlayer"):
+        arena.measure("perfect")

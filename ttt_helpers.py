@@ -138,7 +138,8 @@ from evolving_ttt.arena import (
 # (book/19_mohammadi_system.ipynb, book/20_mohammadi_results.ipynb)
 from evolving_ttt.mohammadi.programs import (
     TERMINAL_NAMES, TERMINAL_SQUARES, FUNCTION_ARITIES, make_primitive_set, PRIMITIVES, program_to_text,
-    parse_program, program_lines, playat_count, run_program, fallback_move, NIL, program_moves, playable_boards,
+    parse_program, program_lines, playat_count, run_program, fallback_move, program_move, NIL, program_moves,
+    playable_boards,
     prune_program, move_table, program_policy, ProgramPlayer,
 )
 from evolving_ttt.mohammadi.coevolution import (
@@ -151,7 +152,7 @@ from evolving_ttt.mohammadi.judge import (
 )
 from evolving_ttt.mohammadi.series import (
     GENERATION_STATISTICS, RunRecord, SeriesRecord, Coevolution, evolve_series, save_series, load_series,
-    run_series, series_provenance, PROGRAM_FORMAT, save_program, load_program,
+    run_series, series_provenance, DEFAULT_PROGRAM, series_games, PROGRAM_FORMAT, save_program, load_program,
 )
 from evolving_ttt.mohammadi.panel import (
     JudgeSession, JudgePanel, judge_panel,

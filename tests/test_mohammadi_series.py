@@ -334,3 +334,14 @@ def test_the_panel_shows_the_selected_candidate_pruned():
         pruned = pr.parse_program(text)
         assert np.array_equal(pr.move_table(pruned), pr.move_table(panel.session.candidates[k]))
         assert text[:200] in panel.program.value and panel.session.candidate_label(k) in panel.program.value
+
+
+def test_the_champion_as_a_move_function_for_either_side():
+    program, provenance = se.load_program(se.DEFAULT_PROGRAM)
+    config = co.CoevolutionConfig.from_dict(provenance["config"])
+    player = pr.ProgramPlayer(program, config.taken)
+    for mark in (X, O):
+        table = policy_table(lambda board, mark=mark: pr.program_move(program, board, mark, config.taken), mark)
+        assert np.array_equal(table, pr.program_policy(program, mark, config.taken))
+        assert np.array_equal(table, policy_table(player, mark))
+    assert se.series_games(config) == 4 * 15 * 128 * 4 * 2

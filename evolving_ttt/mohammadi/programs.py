@@ -252,6 +252,15 @@ def fallback_move(board: Sequence[int] | np.ndarray) -> int:
     return moves[0]
 
 
+def program_move(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square") -> int:
+    """The square ``program`` plays for ``mark`` on ``board``: its own move, or the fallback square (chapter 19).
+
+    A move function ``(board, mark) -> square`` for tools that take one (the arena, the play widget).
+    """
+    move = run_program(program, board, mark, taken)
+    return move if move is not None else fallback_move(board)
+
+
 # --- The batched interpreter: every board at once --------------------------------------------------------------
 
 NIL = -1

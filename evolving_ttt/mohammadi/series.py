@@ -335,6 +335,15 @@ def series_provenance(record: SeriesRecord) -> dict:
 
 # --- The champion file ---------------------------------------------------------------------------------------------
 
+DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "book" / "data" / "mohammadi_champion.json"
+"""Where chapter 20's champion is saved (chapter 20)."""
+
+
+def series_games(config: CoevolutionConfig) -> int:
+    """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 20)."""
+    return config.runs * config.generations * config.population * config.group_size * 2
+
+
 PROGRAM_FORMAT = "mohammadi-ttt-program"
 """The ``format`` field of a saved program (chapter 20)."""
 

@@ -347,3 +347,8 @@ def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_readin
     games = co.play_double_games(tables_nil, playats, np.arange(12), np.arange(12)[::-1], config)
     for k in range(12):
         assert co.double_game(programs[k], programs[11 - k], config)[:2] == (games.a_points[k], games.b_points[k])
+
+
+def test_program_height_is_deaps_height():
+    programs = co.random_programs(np.random.default_rng(21), 200, 20)
+    assert [pr.program_height(p) for p in programs] == [p.height for p in programs]

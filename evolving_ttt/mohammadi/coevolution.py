@@ -19,7 +19,6 @@ state afterwards: the same seed gives the same programs, bit for bit.
 from __future__ import annotations
 
 import contextlib
-import operator
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -35,6 +34,7 @@ from evolving_ttt.mohammadi.programs import (
     move_table,
     parse_program,
     playat_count,
+    program_height,
 )
 
 # --- Randomness for DEAP ---------------------------------------------------------------------------------------
@@ -208,13 +208,13 @@ def mutate_below_root(individual: gp.PrimitiveTree, expr, pset: gp.PrimitiveSet)
 
 
 def variation_operators(config: CoevolutionConfig):
-    """DEAP's crossover and our root-preserving mutation, both under ``staticLimit`` on height (chapter 19).
+    """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 19).
 
     Returns ``(crossover, mutation)``: ``crossover(a, b) -> [a', b']`` and ``mutation(a) -> [a']``, which
     change their arguments in place, as DEAP's operators do; a child taller than ``config.depth_limit`` is
     replaced by a copy of one of its parents.
     """
-    limit = gp.staticLimit(key=operator.attrgetter("height"), max_value=config.depth_limit)
+    limit = gp.staticLimit(key=program_height, max_value=config.depth_limit)
 
     def grow(pset):
         return gp.genGrow(pset, 0, config.mutation_depth)

@@ -32,7 +32,14 @@ from evolving_ttt.mohammadi.coevolution import (
     vary,
 )
 from evolving_ttt.mohammadi.judge import OPPONENTS, choose_candidates, exact_results, scripted_judge
-from evolving_ttt.mohammadi.programs import NIL, parse_program, playable_boards, playat_count, program_to_text
+from evolving_ttt.mohammadi.programs import (
+    NIL,
+    parse_program,
+    playable_boards,
+    playat_count,
+    program_height,
+    program_to_text,
+)
 
 RUN_CACHE = "TTT_RUN_CACHE"
 """The environment variable naming the folder where runs are shared within a build (chapter 20).
@@ -217,7 +224,7 @@ class Coevolution:
         verdict = scripted_judge(results["perfect"], results["random"], sizes, config.seeds_kept)
         record = RunRecord(
             population=[program_to_text(p) for p in self.population],
-            heights=np.array([p.height for p in self.population]), fitness=result.fitness, wins=result.wins,
+            heights=np.array([program_height(p) for p in self.population]), fitness=result.fitness, wins=result.wins,
             round_robin=round_robin_wins(tables), candidates=candidates, results=results,
             judge_order=[int(k) for k in verdict.order],
         )  # fmt: skip

@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(PY) bench/benchmark.py
 	$(PY) bench/ling_lam.py
 	$(PY) bench/al_khateeb.py
+	$(PY) bench/mohammadi.py
 
 clean:
 	rm -rf _build

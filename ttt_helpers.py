@@ -116,27 +116,28 @@ from evolving_ttt.fogel.exact import (
     rule_base_policy, protocol_score,
 )
 
-# Chapter 14: play against the evolved network (book/14_play.ipynb)
-from evolving_ttt.play import (
-    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
-    PlayWidget, play_widget,
+# Chapter 15: Al-Khateeb (2012), the system, readable and batched (book/15_al_khateeb_system.ipynb)
+from evolving_ttt.al_khateeb.evaluator import (
+    EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
+    WINNING_MOVES, WIN_VALUE, OnePlySettings, PAPER_ONE_PLY, check_weights, evaluator_layers, evaluate_boards,
+    random_evaluators, move_values, one_ply_move, one_ply_player, self_adaptive_mutation, coevolution_game,
+    round_robin_results, round_robin_totals, rank_population, AlKhateebConfig, PAPER_AL_KHATEEB,
+    CoevolutionDraws, draw_coevolution, ReadableRun, coevolve_readable,
+)
+from evolving_ttt.al_khateeb.engine import (
+    swapped_index, search_moves, CoevolutionRun, merge_coevolution_runs, coevolve, RECORD_FIELDS,
+    save_coevolution_run, load_coevolution_run, run_coevolution,
 )
 
-# Chapter 14: the board of the rendered page, which plays without a kernel
-from evolving_ttt.static_board import (
-    encode_side, decode_side, players_script, write_players_script,
+# Chapter 16: Al-Khateeb (2012), the results, as the paper measured them and exactly (book/16_al_khateeb_results.ipynb)
+from evolving_ttt.al_khateeb.engine import (
+    EVALUATOR_FORMAT, save_evaluator, load_evaluator,
 )
-
-# Chapter 21: the arena, every system's players on the same exact yardsticks
-from evolving_ttt.arena import (
-    Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
-    best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
-    results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
-)
-
-# The command line: python -m ttt_helpers evolve ... (chapter 7) and evaluate ... (chapter 11)
-from evolving_ttt.cli import (
-    build_parser, main,
+from evolving_ttt.al_khateeb.results import (
+    AL_KHATEEB_TABLE_1, AL_KHATEEB_TABLE_2, AL_KHATEEB_TABLE_3, AfterstateTables, afterstate_tables,
+    evaluator_moves, moves_to_policies, evaluator_policies, evaluator_policy, evaluator_exact_results,
+    progress_curve, final_round_robin, game_points, WelchTest, welch_test, match_record, choose_ttt,
+    ttt_provenance,
 )
 
 # Chapters 17-18: Ling and Lam (2011), the heuristic, the NNDTF and the improved GA (book/17_ling_lam_system.ipynb,
@@ -161,38 +162,58 @@ from evolving_ttt.ling_lam.engine import (
     improved_ga_lockstep, traditional_ga_lockstep,
 )
 from evolving_ttt.ling_lam.experiment import (
-    PAPER_FITNESS, PAPER_TABLE_1, METHODS, LingLamConfig, PAPER_CONFIG, fitness_function, run_generators,
-    TrainingRun, train, run_training, save_training_runs, load_training_runs, save_runs_summary, load_runs_summary,
-    TrainedNetwork, save_trained_network, load_trained_network, move_table, network_policy, play_from_positions,
-    two_by_two_positions,
+    PAPER_FITNESS, LING_LAM_TABLE_1, METHODS, LingLamConfig, PAPER_LING_LAM, fitness_function,
+    method_generators, TrainingRun, train, run_training, save_training_runs, load_training_runs,
+    save_runs_summary, load_runs_summary, TrainedNetwork, save_trained_network, load_trained_network,
+    network_move_table, network_policy, play_from_positions, two_by_two_positions,
 )
 
-# -----------------------------------------------------------------------------------------------------
-# Al-Khateeb (2012), a co-evolved board evaluator
-# -----------------------------------------------------------------------------------------------------
+# Chapters 19 and 20: Mohammadi et al. (2013), genetic programming, fitnessless co-evolution and a human judge
+# (book/19_mohammadi_system.ipynb, book/20_mohammadi_results.ipynb)
+from evolving_ttt.mohammadi.programs import (
+    TERMINAL_NAMES, TERMINAL_SQUARES, FUNCTION_ARITIES, make_primitive_set, PRIMITIVES, program_to_text,
+    parse_program, program_lines, playat_count, run_program, fallback_move, program_move, NIL, program_moves,
+    playable_boards, prune_program, program_move_table, program_policy, ProgramPlayer,
+)
+from evolving_ttt.mohammadi.coevolution import (
+    MohammadiConfig, PAPER_MOHAMMADI, playat_bonus_counts, deap_random, random_programs, mutate_below_root,
+    variation_operators, vary, double_game_points, play_double_games, double_game, sample_groups, tournament,
+    tournament_readable, round_robin_wins,
+)
+from evolving_ttt.mohammadi.judge import (
+    program_exact_results, scripted_judge,
+)
+from evolving_ttt.mohammadi.series import (
+    GENERATION_STATISTICS, RunRecord, SeriesRecord, Coevolution, evolve_series, save_series, load_series,
+    run_series, series_provenance, DEFAULT_PROGRAM, series_games, PROGRAM_FORMAT, save_program, load_program,
+)
+from evolving_ttt.mohammadi.panel import (
+    JudgeSession, JudgePanel, judge_panel,
+)
 
-# Chapter 15: the system, readable and batched (book/15_al_khateeb_system.ipynb)
-from evolving_ttt.al_khateeb.evaluator import (
-    EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
-    WINNING_MOVES, WIN_VALUE, run_generators, OnePlySettings, PAPER_ONE_PLY, check_weights, evaluator_layers,
-    evaluate_boards, random_evaluators, move_values, one_ply_move, one_ply_player, self_adaptive_mutation,
-    coevolution_game, round_robin_results, round_robin_totals, rank_population, CoevolutionConfig,
-    PAPER_COEVOLUTION, CoevolutionDraws, draw_coevolution, ReadableRun, coevolve_readable,
-)
-from evolving_ttt.al_khateeb.engine import (
-    RUN_CACHE_FOLDER_VARIABLE, swapped_index, search_moves, CoevolutionRun, merge_coevolution_runs, coevolve,
-    RECORD_FIELDS, save_coevolution_run, load_coevolution_run, run_coevolution,
+from evolving_ttt.cli import (
+    build_parser, main,
 )
 
-# Chapter 16: the results, as the paper measured them and exactly (book/16_al_khateeb_results.ipynb)
-from evolving_ttt.al_khateeb.engine import (
-    EVALUATOR_FORMAT, save_evaluator, load_evaluator,
+# Chapter 14: play against every player of the book (book/14_play.ipynb)
+from evolving_ttt.play import (
+    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
+    PlayWidget, play_widget,
 )
-from evolving_ttt.al_khateeb.results import (
-    PAPER_TABLE_1, PAPER_TABLE_2, PAPER_TABLE_3, AfterstateTables, afterstate_tables, evaluator_moves,
-    moves_to_policies, evaluator_policies, evaluator_policy, exact_results, progress_curve, final_round_robin,
-    game_points, WelchTest, welch_test, match_record, choose_ttt, ttt_provenance,
+
+# Chapter 14: the board of the rendered page, which plays without a kernel
+from evolving_ttt.static_board import (
+    encode_side, decode_side, players_script, write_players_script,
 )
+
+# Chapter 21: the arena, every system's players on the same exact yardsticks
+from evolving_ttt.arena import (
+    Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
+    best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
+    results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
+)
+
+# The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -33,7 +33,7 @@ TARGET_SECONDS = 60.0
 def full_run(workers: int) -> None:
     """Child mode: run the paper's experiment once and print its figures as JSON."""
     start = time.perf_counter()
-    run = th.coevolve(th.PAPER_COEVOLUTION, seed=1, workers=workers)
+    run = th.coevolve(th.PAPER_AL_KHATEEB, seed=1, workers=workers)
     print(
         json.dumps({"seconds": time.perf_counter() - start, "best_total_mean": float(run.totals[:, -1].max(1).mean())})
     )
@@ -51,8 +51,8 @@ def timed_full_runs(repeats: int, workers: int) -> list[float]:
 def side_by_side(reduced: int, rounds: int) -> tuple[float, float]:
     """Seconds per generation of one run: readable code and engine, measured alternately ``rounds`` times."""
     readable, engine = [], []
-    config = th.CoevolutionConfig(generations=reduced)
-    one_generation = th.CoevolutionConfig(generations=1)
+    config = th.AlKhateebConfig(generations=reduced)
+    one_generation = th.AlKhateebConfig(generations=1)
     for k in range(rounds):
         start = time.perf_counter()
         th.coevolve_readable(one_generation, seed=k, run=0)

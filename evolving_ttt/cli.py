@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ling_lam_parser(commands)
 
     _al_khateeb_parser(commands)
+
+    _mohammadi_parser(commands)
     return parser
 
 
@@ -121,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "al-khateeb":
         return _al_khateeb_command(parser, args)
+    if args.command == "mohammadi":
+        return _mohammadi_command(args, parser)
     if args.command == "evolve":
         try:
             config = ExperimentConfig(
@@ -182,24 +186,27 @@ def _arena_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _add_ling_lam_parser(commands) -> None:
-    from evolving_ttt.ling_lam.experiment import METHODS, PAPER_CONFIG
+    from evolving_ttt.ling_lam.experiment import METHODS, PAPER_LING_LAM
     from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS
     from evolving_ttt.ling_lam.network import HIDDEN_ORDERS, TRAINING_SOURCES
 
     run = commands.add_parser("ling-lam", help="train Ling and Lam's NNDTF and the baseline for many seeds")
-    run.add_argument("--seeds", type=_nonnegative_int, default=PAPER_CONFIG.seeds, help="runs per method (20)")
-    run.add_argument("--iterations", type=_nonnegative_int, default=PAPER_CONFIG.iterations)
+    run.add_argument("--seeds", type=_nonnegative_int, default=PAPER_LING_LAM.seeds, help="runs per method (20)")
+    run.add_argument("--iterations", type=_nonnegative_int, default=PAPER_LING_LAM.iterations)
     run.add_argument("--seed", type=_nonnegative_int, default=1)
     run.add_argument("--out", required=True, help="the .npz file to write (every curve and trained network)")
     run.add_argument("--methods", default="nndtf,baseline",
                      help=f"comma-separated, from {', '.join(METHODS)} (default nndtf,baseline)")  # fmt: skip
-    run.add_argument("--order", choices=HIDDEN_ORDERS, default=PAPER_CONFIG.order,
+    run.add_argument("--order", choices=HIDDEN_ORDERS, default=PAPER_LING_LAM.order,
                      help="how the hidden neurons read their neighbours (default simultaneous)")  # fmt: skip
-    run.add_argument("--replacement", choices=REPLACEMENT_READINGS, default=PAPER_CONFIG.replacement,
+    run.add_argument("--replacement", choices=REPLACEMENT_READINGS, default=PAPER_LING_LAM.replacement,
                      help="Figure 7 read as the paper's text (default) or its pseudocode")  # fmt: skip
-    run.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_CONFIG.training_source)
+    run.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_LING_LAM.training_source)
     run.add_argument("--data-dir", help="also write ling_lam_runs.json and the fittest network of each method "
                      "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
+    run.add_argument("--workers", type=_nonnegative_int, default=None, help="processes to use (default: all cores)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
 
 # -----------------------------------------------------------------------------------------------------
 # Al-Khateeb (2012): python -m ttt_helpers al-khateeb ... (chapters 15 and 16)
@@ -207,13 +214,13 @@ def _add_ling_lam_parser(commands) -> None:
 
 
 def _al_khateeb_parser(commands) -> None:
-    from evolving_ttt.al_khateeb.evaluator import PAPER_COEVOLUTION, VIEWS, WINNING_MOVES
+    from evolving_ttt.al_khateeb.evaluator import PAPER_AL_KHATEEB, VIEWS, WINNING_MOVES
 
     run = commands.add_parser(
         "al-khateeb", help="run Al-Khateeb's co-evolution (20 runs x 2,000 generations) and save TTT"
     )
-    run.add_argument("--runs", type=_nonnegative_int, default=PAPER_COEVOLUTION.runs)
-    run.add_argument("--generations", type=_nonnegative_int, default=PAPER_COEVOLUTION.generations)
+    run.add_argument("--runs", type=_nonnegative_int, default=PAPER_AL_KHATEEB.runs)
+    run.add_argument("--generations", type=_nonnegative_int, default=PAPER_AL_KHATEEB.generations)
     run.add_argument("--seed", type=_nonnegative_int, default=1)
     run.add_argument("--out", required=True, help="the .npz file to write the record of every run to")
     run.add_argument("--champion", help="also save TTT, the winner of the final round robin, to this JSON file")
@@ -276,15 +283,17 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
         for method, run in runs.items():
             save_trained_network(run.network(), data_files[method], **run.provenance())
             print(f"wrote {data_files[method]}: the fittest of the {config.seeds} {method} runs")
+    return 0
+
 
 def _al_khateeb_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``python -m ttt_helpers al-khateeb``: every argument and output path is checked before the run starts."""
     from evolving_ttt.al_khateeb.engine import coevolve, save_coevolution_run, save_evaluator
-    from evolving_ttt.al_khateeb.evaluator import CoevolutionConfig, OnePlySettings
+    from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig, OnePlySettings
     from evolving_ttt.al_khateeb.results import choose_ttt, ttt_provenance
 
     try:
-        config = CoevolutionConfig(
+        config = AlKhateebConfig(
             generations=args.generations, runs=args.runs,
             player=OnePlySettings(view=args.view, winning_moves=args.winning_moves),
         )  # fmt: skip
@@ -311,4 +320,71 @@ def _al_khateeb_command(parser: argparse.ArgumentParser, args: argparse.Namespac
         save_evaluator(run.weights[row, 0], run.steps[row, 0], args.champion, **ttt_provenance(run, row, points))
         print(f"wrote {args.champion}: TTT is the player of run {run.run_numbers[row]}, "
               f"{points[row]} points in the final round robin")  # fmt: skip
+    return 0
+
+
+# =====================================================================================================
+# Mohammadi et al. (2013): python -m ttt_helpers mohammadi ... (chapter 20)
+# =====================================================================================================
+
+
+def _mohammadi_parser(commands) -> None:
+    from evolving_ttt.mohammadi.coevolution import JUDGES, PAPER_MOHAMMADI, PLAYAT_READINGS
+
+    default = PAPER_MOHAMMADI
+    run = commands.add_parser("mohammadi", help="Mohammadi et al. (2013): co-evolve programs, a judge between runs")
+    run.add_argument("--runs", type=_nonnegative_int, default=default.runs)
+    run.add_argument("--generations", type=_nonnegative_int, default=default.generations, help="per run")
+    run.add_argument("--population", type=_nonnegative_int, default=default.population)
+    run.add_argument("--seed", type=_nonnegative_int, default=1)
+    run.add_argument("--judge", choices=JUDGES, default=default.judge,
+                     help="who keeps the seeds of the next run: the scripted judge (perfect), a random pick, "
+                          "or nobody (the population carries on)")  # fmt: skip
+    run.add_argument("--seeds-kept", type=_nonnegative_int, default=default.seeds_kept)
+    run.add_argument("--playat-counted", choices=PLAYAT_READINGS, default=default.playat_counted,
+                     help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
+    run.add_argument("--taken", choices=("square", "nil"), default=default.taken,
+                     help="what PLAY-AT returns on an occupied square: the square (default) or NIL")  # fmt: skip
+    run.add_argument("--out", required=True, help="the JSON file to write the series record to")
+    run.add_argument("--champion", help="also save the champion program to this JSON file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _mohammadi_command(args, parser) -> int:
+    """``python -m ttt_helpers mohammadi``: a series of runs, its record, and its champion (chapter 20)."""
+    from evolving_ttt.fogel.exact import rule_base_policy
+    from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+    from evolving_ttt.mohammadi.judge import program_exact_results
+    from evolving_ttt.mohammadi.programs import parse_program, playat_count
+    from evolving_ttt.mohammadi.series import evolve_series, save_program, save_series, series_provenance
+
+    try:
+        config = MohammadiConfig(
+            runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
+            seeds_kept=args.seeds_kept, playat_counted=args.playat_counted, taken=args.taken,
+            best_candidates=min(20, args.population), random_candidates=min(20, max(args.population - 20, 0)),
+        )  # fmt: skip
+        check_output_path(args.out, "--out")
+        if args.champion:
+            check_output_path(args.champion, "--champion")
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"co-evolving: {config.runs} runs x {config.generations} generations, population {config.population}, "
+          f"{config.judge} judge, seed {args.seed}", file=sys.stderr)  # fmt: skip
+    record = evolve_series(config, seed=args.seed, progress=not args.quiet)
+    save_series(record, args.out)
+    print(f"wrote {args.out}")
+    for number, run in enumerate(record.runs, start=1):
+        best = run.results["perfect"][:, :, 2].sum(axis=1).min()
+        print(f"  run {number}: mean fitness {run.fitness.mean():.1f}; fewest expected losses to the perfect player "
+              f"among the candidates {best:.3f} of 2 games")  # fmt: skip
+    champion = parse_program(record.champion())
+    provenance = series_provenance(record)
+    rule_base = program_exact_results([champion], rule_base_policy, taken=config.taken)[0]
+    print(f"champion ({provenance['chosen_as']}): {len(champion)} nodes, {playat_count(champion)} PLAY-AT")
+    print(f"  expected losses to the perfect player {provenance['losses_to_perfect']:.3f} of 2 games; "
+          f"against the rule base: wins {rule_base[:, 0].sum():.3f}, losses {rule_base[:, 2].sum():.3f}")  # fmt: skip
+    if args.champion:
+        save_program(champion, args.champion, **provenance)
+        print(f"wrote {args.champion}")
     return 0

@@ -20,7 +20,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_WEIGHTS,
     INITIAL_STEP_SIZE,
     STEP_SIZE_TAU,
-    CoevolutionConfig,
+    AlKhateebConfig,
     OnePlySettings,
     coevolution_game,
     coevolve_readable,
@@ -34,8 +34,8 @@ from evolving_ttt.al_khateeb.evaluator import (
     rank_population,
     round_robin_results,
     round_robin_totals,
-    run_generators,
     self_adaptive_mutation,
+    trial_generators,
 )
 from evolving_ttt.game import O, X, board_from_string, board_index, board_tables, legal_moves, play, winner
 
@@ -247,24 +247,24 @@ def test_ranking_puts_the_highest_totals_first_and_breaks_ties_by_the_keys():
 
 def test_config_checks_its_numbers():
     with pytest.raises(ValueError, match="twice the parents"):
-        CoevolutionConfig(population=20, parents=9)
+        AlKhateebConfig(population=20, parents=9)
     with pytest.raises(ValueError, match="generations"):
-        CoevolutionConfig(generations=0)
-    config = CoevolutionConfig(generations=7, player=OnePlySettings("x", "rules"))
-    assert CoevolutionConfig.from_dict(json.loads(json.dumps(config.as_dict()))) == config
+        AlKhateebConfig(generations=0)
+    config = AlKhateebConfig(generations=7, player=OnePlySettings("x", "rules"))
+    assert AlKhateebConfig.from_dict(json.loads(json.dumps(config.as_dict()))) == config
     with pytest.raises(ValueError, match="configuration"):
-        CoevolutionConfig.from_dict({"population": 20})
+        AlKhateebConfig.from_dict({"population": 20})
 
 
 def test_runs_draw_from_their_own_seeded_generators():
-    first, second = run_generators(4, 3), run_generators(4, 3)
+    first, second = trial_generators(4, 3), trial_generators(4, 3)
     draws = [draw_coevolution(rng) for rng in first]
     again = [draw_coevolution(rng) for rng in second]
     assert all(np.array_equal(a.step_normals, b.step_normals) for a, b in zip(draws, again, strict=True))
     assert not np.array_equal(draws[0].tie_keys, draws[1].tie_keys)
     assert draws[0].step_normals.shape == (10, 72) and draws[0].tie_keys.shape == (20,)
     with pytest.raises(ValueError, match="seed"):
-        run_generators(-1, 3)
+        trial_generators(-1, 3)
 
 
 # --- the engine agrees with the readable code ----------------------------------------------------------
@@ -272,7 +272,7 @@ def test_runs_draw_from_their_own_seeded_generators():
 
 @pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
 def test_engine_equals_the_readable_code_bit_for_bit(settings):
-    config = CoevolutionConfig(population=6, parents=3, generations=6, runs=3, player=settings)
+    config = AlKhateebConfig(population=6, parents=3, generations=6, runs=3, player=settings)
     engine = coevolve(config, seed=11)
     for run in range(3):
         readable = coevolve_readable(config, seed=11, run=run)
@@ -281,7 +281,7 @@ def test_engine_equals_the_readable_code_bit_for_bit(settings):
 
 
 def test_engine_equals_the_readable_code_at_the_papers_size():
-    config = CoevolutionConfig(generations=2, runs=2)
+    config = AlKhateebConfig(generations=2, runs=2)
     engine = coevolve(config, seed=12, runs=[1])
     readable = coevolve_readable(config, seed=12, run=1)
     for name in RECORD:
@@ -290,7 +290,7 @@ def test_engine_equals_the_readable_code_at_the_papers_size():
 
 
 def test_engine_gives_the_same_runs_alone_together_or_on_two_workers():
-    config = CoevolutionConfig(population=8, parents=4, generations=5, runs=4)
+    config = AlKhateebConfig(population=8, parents=4, generations=5, runs=4)
     together = coevolve(config, seed=13)
     alone = coevolve(config, seed=13, runs=[2])
     shared = coevolve(config, seed=13, workers=2)
@@ -303,7 +303,7 @@ def test_engine_gives_the_same_runs_alone_together_or_on_two_workers():
 
 
 def test_the_best_network_is_the_first_of_the_next_population():
-    run = coevolve(CoevolutionConfig(population=8, parents=4, generations=5, runs=2), seed=14)
+    run = coevolve(AlKhateebConfig(population=8, parents=4, generations=5, runs=2), seed=14)
     assert np.array_equal(run.players(), run.best_weights[:, -1])
     assert np.array_equal(run.weights[:, 0], run.best_weights[:, -1])
     assert np.all(run.best_ids < 8 + 4 * 5)
@@ -316,7 +316,7 @@ def test_the_best_network_is_the_first_of_the_next_population():
 
 
 def test_a_record_survives_saving_and_loading(tmp_path):
-    run = coevolve(CoevolutionConfig(population=4, parents=2, generations=3, runs=2), seed=15)
+    run = coevolve(AlKhateebConfig(population=4, parents=2, generations=3, runs=2), seed=15)
     save_coevolution_run(run, tmp_path / "run.npz")
     loaded = load_coevolution_run(tmp_path / "run.npz")
     assert isinstance(loaded, CoevolutionRun) and loaded.config == run.config and loaded.seed == 15
@@ -374,7 +374,7 @@ def test_an_unreadable_evaluator_file_says_so(tmp_path):
 
 
 def test_a_shorter_run_is_the_beginning_of_a_longer_one():
-    short = coevolve(CoevolutionConfig(population=6, parents=3, generations=4, runs=2), seed=17)
-    long = coevolve(CoevolutionConfig(population=6, parents=3, generations=9, runs=2), seed=17)
+    short = coevolve(AlKhateebConfig(population=6, parents=3, generations=4, runs=2), seed=17)
+    long = coevolve(AlKhateebConfig(population=6, parents=3, generations=9, runs=2), seed=17)
     assert np.array_equal(short.players(), long.best_weights[:, 3])
     assert np.array_equal(short.totals, long.totals[:, :4]) and np.array_equal(short.best_ids, long.best_ids[:, :4])

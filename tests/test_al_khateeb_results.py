@@ -9,7 +9,7 @@ from scipy import stats
 
 from evolving_ttt.al_khateeb.engine import coevolve, load_coevolution_run, load_evaluator
 from evolving_ttt.al_khateeb.evaluator import (
-    CoevolutionConfig,
+    AlKhateebConfig,
     OnePlySettings,
     coevolution_game,
     one_ply_move,
@@ -18,11 +18,11 @@ from evolving_ttt.al_khateeb.evaluator import (
     round_robin_results,
 )
 from evolving_ttt.al_khateeb.results import (
-    PAPER_TABLE_1,
+    AL_KHATEEB_TABLE_1,
     choose_ttt,
+    evaluator_exact_results,
     evaluator_moves,
     evaluator_policy,
-    exact_results,
     game_points,
     match_record,
     progress_curve,
@@ -43,7 +43,7 @@ READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("
 
 @pytest.fixture(scope="module")
 def small_run():
-    return coevolve(CoevolutionConfig(population=6, parents=3, generations=12, runs=3), seed=21)
+    return coevolve(AlKhateebConfig(population=6, parents=3, generations=12, runs=3), seed=21)
 
 
 @pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
@@ -69,7 +69,7 @@ def test_a_policy_table_of_an_evaluator_is_the_tabulated_player():
 def test_exact_results_are_the_shared_outcome_probabilities_seen_by_the_player():
     weights = random_evaluators(np.random.default_rng(25), 4) * 3
     opponent_x, opponent_o = perfect_policy(X, 0.1), perfect_policy(O, 0.1)
-    results = exact_results(weights, opponent_x, opponent_o)
+    results = evaluator_exact_results(weights, opponent_x, opponent_o)
     assert results.shape == (4, 2, 3) and np.allclose(results.sum(axis=-1), 1)
     for n in range(4):
         as_x = outcome_probabilities(evaluator_policy(weights[n], X), opponent_o)
@@ -81,7 +81,7 @@ def test_exact_results_are_the_shared_outcome_probabilities_seen_by_the_player()
 def test_exact_results_agree_with_seeded_sampling():
     weights = random_evaluators(np.random.default_rng(26), 1)[0] * 3
     opponent_x, opponent_o = perfect_policy(X, 0.1), random_policy(O)
-    exact = exact_results(weights[None], opponent_x, opponent_o)[0]
+    exact = evaluator_exact_results(weights[None], opponent_x, opponent_o)[0]
     games = 3000
     results, _ = sample_games(evaluator_policy(weights, X), opponent_o, np.random.default_rng(27), games)
     sampled = np.array([np.mean(results == X), np.mean(results == 0), np.mean(results == O)])
@@ -93,7 +93,7 @@ def test_exact_results_agree_with_seeded_sampling():
 
 def test_a_deterministic_opponent_gives_the_result_of_the_one_game():
     first, second = random_evaluators(np.random.default_rng(29), 2) * 3
-    results = exact_results(first[None], evaluator_policy(second, X), evaluator_policy(second, O))[0]
+    results = evaluator_exact_results(first[None], evaluator_policy(second, X), evaluator_policy(second, O))[0]
     as_x, as_o = coevolution_game(first, second)[0], coevolution_game(second, first)[0]
     assert np.array_equal(results[0], np.eye(3)[{X: 0, 0: 1, O: 2}[as_x]])
     assert np.array_equal(results[1], np.eye(3)[{O: 0, 0: 1, X: 2}[as_o]])
@@ -104,7 +104,7 @@ def test_progress_curve_judges_each_generations_best_network(small_run):
     curve = progress_curve(small_run, opponent_x, opponent_o, generations=[1, 5, 12])
     assert curve.shape == (3, 3, 2, 3)
     for column, g in enumerate((1, 5, 12)):
-        expected = exact_results(small_run.best_weights[:, g - 1], opponent_x, opponent_o)
+        expected = evaluator_exact_results(small_run.best_weights[:, g - 1], opponent_x, opponent_o)
         assert np.array_equal(curve[:, column], expected)
     full = progress_curve(small_run, opponent_x, opponent_o)
     assert full.shape == (3, 12, 2, 3) and np.array_equal(full[:, [0, 4, 11]], curve)
@@ -127,8 +127,8 @@ def test_game_points_follow_three_one_zero_over_both_sides():
 
 
 def test_the_papers_table_1_needs_two_games_per_pair():
-    total = sum(PAPER_TABLE_1.values())
-    assert len(PAPER_TABLE_1) == 20 and total == 956
+    total = sum(AL_KHATEEB_TABLE_1.values())
+    assert len(AL_KHATEEB_TABLE_1) == 20 and total == 956
     # one game per pair: 190 games give 380 to 570 points; two give 760 to 1,140.
     assert not 380 <= total <= 570 and 760 <= total <= 1140
 
@@ -169,7 +169,7 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}" in done.stdout and f"wrote {champion}" in done.stdout
     run = load_coevolution_run(out)
-    config = CoevolutionConfig(generations=4, runs=3, player=OnePlySettings(view="x"))
+    config = AlKhateebConfig(generations=4, runs=3, player=OnePlySettings(view="x"))
     assert run.config == config and run.seed == 2
     expected = coevolve(config, seed=2)
     assert np.array_equal(run.weights, expected.weights)
@@ -177,7 +177,7 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     row, points = choose_ttt(expected)
     assert np.array_equal(weights, expected.weights[row, 0]) and np.array_equal(steps, expected.steps[row, 0])
     assert provenance["run"] == row and provenance["round_robin_points"] == points[row]
-    assert CoevolutionConfig.from_dict(provenance["experiment"]) == config
+    assert AlKhateebConfig.from_dict(provenance["experiment"]) == config
 
 
 @pytest.mark.parametrize(

@@ -350,7 +350,8 @@ def test_games_from_positions_match_a_readable_game_loop():
     b = experiment.TrainedNetwork("baseline", rng.uniform(-1, 1, 89))
     positions = experiment.two_by_two_positions()
     assert len(positions) == 756
-    winners = experiment.play_from_positions(experiment.move_table(a), experiment.move_table(b), positions)
+    tables = experiment.network_move_table(a), experiment.network_move_table(b)
+    winners = experiment.play_from_positions(*tables, positions)
     for k in rng.choice(756, 40, replace=False):
         board = positions[k].copy()
         while not is_game_over(board):

@@ -108,3 +108,10 @@ def test_the_package_has_no_import_cycle():
 
     for name in graph:
         visit(name, [])
+
+
+def test_no_name_is_exported_twice_by_ttt_helpers():
+    # Two systems exporting the same name would silently shadow one of them in every chapter.
+    tree = ast.parse((ROOT / "ttt_helpers.py").read_text())
+    names = [a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names]
+    assert sorted({n for n in names if names.count(n) > 1}) == []

@@ -35,25 +35,19 @@ import numpy as np
 from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_WEIGHTS,
     INITIAL_STEP_SIZE,
-    PAPER_COEVOLUTION,
+    PAPER_AL_KHATEEB,
     WIN_VALUE,
-    CoevolutionConfig,
+    AlKhateebConfig,
     check_weights,
     draw_coevolution,
     evaluate_boards,
     random_evaluators,
     rank_population,
-    run_generators,
     self_adaptive_mutation,
+    trial_generators,
 )
+from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
-
-RUN_CACHE_FOLDER_VARIABLE = "TTT_RUN_CACHE"
-"""The environment variable naming the folder where the chapters of one build share long runs (chapter 15).
-
-The same folder as Fogel's runs (``RUN_CACHE_VARIABLE`` of :mod:`evolving_ttt.fogel.evolution`); the
-files of the two systems have different names.
-"""
 
 
 @cache
@@ -122,7 +116,7 @@ class CoevolutionRun:
         The populations after the last generation: the ranked parents, then their offspring.
     """
 
-    config: CoevolutionConfig
+    config: AlKhateebConfig
     seed: int
     run_numbers: tuple[int, ...]
     totals: np.ndarray
@@ -156,7 +150,7 @@ def merge_coevolution_runs(parts: Sequence[CoevolutionRun]) -> CoevolutionRun:
 
 
 def coevolve(
-    config: CoevolutionConfig = PAPER_COEVOLUTION,
+    config: AlKhateebConfig = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = False,
     runs: Sequence[int] | None = None,
@@ -170,7 +164,7 @@ def coevolve(
         The experiment (default: the paper's).
     seed
         Seed of the whole experiment; run ``r`` draws only from generator ``r`` of
-        :func:`evolving_ttt.al_khateeb.evaluator.run_generators`, so it gives the same result alone or
+        :func:`evolving_ttt.al_khateeb.evaluator.trial_generators`, so it gives the same result alone or
         with others, on any number of workers.
     progress
         Show a text progress bar over generations (a string is used as its label).
@@ -199,8 +193,8 @@ def coevolve(
     return _coevolve_together(config, seed, chosen, progress)
 
 
-def _coevolve_together(config: CoevolutionConfig, seed: int, chosen: list[int], progress: bool | str):
-    rngs = [run_generators(seed, config.runs)[r] for r in chosen]
+def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], progress: bool | str):
+    rngs = [trial_generators(seed, config.runs)[r] for r in chosen]
     R, N, P, G, W = len(chosen), config.population, config.parents, config.generations, EVALUATOR_WEIGHTS
     view, winning_moves = config.player.view, config.player.winning_moves
     tables = board_tables()
@@ -299,13 +293,13 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
         if missing:
             raise ValueError(f"{path} is not a co-evolution record: it lacks {missing}")
         return CoevolutionRun(
-            CoevolutionConfig.from_dict(json.loads(str(data["config"]))), int(data["seed"]),
+            AlKhateebConfig.from_dict(json.loads(str(data["config"]))), int(data["seed"]),
             tuple(int(r) for r in data["run_numbers"]), *(data[name] for name in RECORD_FIELDS),
         )  # fmt: skip
 
 
 def run_coevolution(
-    config: CoevolutionConfig = PAPER_COEVOLUTION,
+    config: AlKhateebConfig = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = True,
     workers: int | None = None,
@@ -317,7 +311,7 @@ def run_coevolution(
     reads it instead of running again (as :func:`evolving_ttt.fogel.evolution.run_experiment` does).
     """
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    folder = os.environ.get(RUN_CACHE_FOLDER_VARIABLE)
+    folder = os.environ.get(RUN_CACHE_VARIABLE)
     path = None
     if folder:
         key = json.dumps({"system": "al-khateeb", "config": config.as_dict(), "seed": int(seed)}, sort_keys=True)

@@ -25,6 +25,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from evolving_ttt.fogel.evolution import trial_generators  # one generator per run, as for Fogel's trials
 from evolving_ttt.game import (
     Player,
     X,
@@ -60,17 +61,6 @@ WINNING_MOVES = ("evaluator", "rules")
 
 WIN_VALUE = 2.0
 """The value the rules give a winning move: above any output of the evaluator, which lies in [-1, 1] (chapter 15)."""
-
-
-def run_generators(seed: int, runs: int) -> list[np.random.Generator]:
-    """One independent random generator per run, spawned from ``seed`` (chapter 15).
-
-    Run ``r`` draws only from its own generator, so it gives the same result alone or beside others.
-    The same convention as Fogel's trials (:func:`evolving_ttt.fogel.evolution.trial_generators`).
-    """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(check_count(runs, "runs"))]
 
 
 def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
@@ -271,7 +261,7 @@ def rank_population(totals: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CoevolutionConfig:
+class AlKhateebConfig:
     """One experiment; the defaults are Al-Khateeb's (chapter 15).
 
     Attributes
@@ -312,7 +302,7 @@ class CoevolutionConfig:
                 "runs": self.runs, "player": self.player.as_dict()}  # fmt: skip
 
     @classmethod
-    def from_dict(cls, record: dict) -> CoevolutionConfig:
+    def from_dict(cls, record: dict) -> AlKhateebConfig:
         """The configuration written by :meth:`as_dict`."""
         try:
             return cls(**{**record, "player": OnePlySettings(**record["player"])})
@@ -320,7 +310,7 @@ class CoevolutionConfig:
             raise ValueError(f"not a co-evolution configuration: {error}") from None
 
 
-PAPER_COEVOLUTION = CoevolutionConfig()
+PAPER_AL_KHATEEB = AlKhateebConfig()
 """Al-Khateeb's experiment: 20 networks, 10 parents, 2,000 generations, 20 runs (chapter 15)."""
 
 
@@ -341,7 +331,7 @@ class CoevolutionDraws:
     weight_normals: np.ndarray
 
 
-def draw_coevolution(rng: np.random.Generator, config: CoevolutionConfig = PAPER_COEVOLUTION) -> CoevolutionDraws:
+def draw_coevolution(rng: np.random.Generator, config: AlKhateebConfig = PAPER_AL_KHATEEB) -> CoevolutionDraws:
     """Draw one generation's random numbers, always in the same order (chapter 15)."""
     shape = (config.parents, EVALUATOR_WEIGHTS)
     return CoevolutionDraws(rng.random(config.population), rng.standard_normal(shape), rng.standard_normal(shape))
@@ -374,7 +364,7 @@ class ReadableRun:
     steps: np.ndarray
 
 
-def coevolve_readable(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int = 1, run: int = 0) -> ReadableRun:
+def coevolve_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
     """Run number ``run`` of an experiment, one game at a time (chapter 15).
 
     Steps 1 to 8 of the paper: 20 random networks with step sizes 0.05; each generation a round robin,
@@ -384,7 +374,7 @@ def coevolve_readable(config: CoevolutionConfig = PAPER_COEVOLUTION, seed: int =
     """
     if not 0 <= run < config.runs:
         raise ValueError(f"run must be a run number from 0 to {config.runs - 1}; got {run!r}")
-    rng = run_generators(seed, config.runs)[run]
+    rng = trial_generators(seed, config.runs)[run]
     n, p, g_count = config.population, config.parents, config.generations
     weights = random_evaluators(rng, n)
     steps = np.full((n, EVALUATOR_WEIGHTS), INITIAL_STEP_SIZE)

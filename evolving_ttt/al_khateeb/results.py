@@ -2,7 +2,7 @@
 
 * :func:`evaluator_moves` and :func:`evaluator_policies` write many evaluators down as policy tables
   at once (the form :mod:`evolving_ttt.outcomes` judges), evaluating each board once per network.
-* :func:`exact_results` gives every player's exact win, draw and loss probabilities against any
+* :func:`evaluator_exact_results` gives every player's exact win, draw and loss probabilities against any
   opponent given as tables, as X and as O; :func:`progress_curve` does it for the best network of every
   generation of a run: the learning curve co-evolution cannot show by itself.
 * :func:`final_round_robin`, :func:`game_points` and :func:`welch_test` rebuild the paper's Table 1;
@@ -27,14 +27,14 @@ from evolving_ttt.al_khateeb.evaluator import (
 from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_tables, check_mark
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, outcome_probabilities, sample_games
 
-PAPER_TABLE_1 = {10: 51, 15: 51, 6: 50, 14: 50, 17: 50, 4: 49, 12: 49, 1: 48, 7: 48, 16: 48, 20: 48,
+AL_KHATEEB_TABLE_1 = {10: 51, 15: 51, 6: 50, 14: 50, 17: 50, 4: 49, 12: 49, 1: 48, 7: 48, 16: 48, 20: 48,
                  8: 47, 11: 47, 18: 47, 2: 46, 5: 46, 19: 46, 3: 45, 9: 45, 13: 45}  # fmt: skip
 """The paper's Table 1: points of each player TTT(k) in its round robin (3 a win, 1 a draw) (chapter 16)."""
 
-PAPER_TABLE_2 = (0, 43, 7)
+AL_KHATEEB_TABLE_2 = (0, 43, 7)
 """The paper's Table 2: TTT's wins, draws and losses in 50 games against the online perfect player (chapter 16)."""
 
-PAPER_TABLE_3 = (28, 20, 2)
+AL_KHATEEB_TABLE_3 = (28, 20, 2)
 """The paper's Table 3: TTT's wins, draws and losses in 50 games against the nearly perfect player (chapter 16)."""
 
 
@@ -141,7 +141,7 @@ def evaluator_policy(weights: np.ndarray, mark: int, settings: OnePlySettings = 
     return evaluator_policies(weights[None], mark, settings)[0]
 
 
-def exact_results(
+def evaluator_exact_results(
     weights: np.ndarray,
     opponent_as_x: np.ndarray,
     opponent_as_o: np.ndarray,
@@ -180,7 +180,7 @@ def progress_curve(
 
     ``run`` is a :class:`evolving_ttt.al_khateeb.engine.CoevolutionRun`; ``generations`` are generation
     numbers counted from 1 (default: all). Returns shape ``(runs, len(generations), 2, 3)``, axes 2 and
-    3 as in :func:`exact_results`. A network that stays best for several of these generations is judged
+    3 as in :func:`evaluator_exact_results`. A network that stays best for several of these generations is judged
     once.
     """
     runs, total = run.best_ids.shape
@@ -191,7 +191,7 @@ def progress_curve(
     keys = np.arange(runs)[:, None] * (int(run.best_ids.max()) + 1) + ids
     _, first, which = np.unique(keys.ravel(), return_index=True, return_inverse=True)
     networks = run.best_weights[:, generations - 1].reshape(-1, run.best_weights.shape[-1])[first]
-    results = exact_results(networks, opponent_as_x, opponent_as_o, run.config.player, chunk)
+    results = evaluator_exact_results(networks, opponent_as_x, opponent_as_o, run.config.player, chunk)
     return results[which.ravel()].reshape(runs, len(generations), 2, 3)
 
 

@@ -6,7 +6,7 @@
   one build (the ``TTT_RUN_CACHE`` folder, as for Fogel's runs).
 * :class:`TrainedNetwork` is one trained network; :func:`save_trained_network` and
   :func:`load_trained_network` read and write it as JSON (format ``ling-lam-network``).
-* :func:`move_table` tabulates a network's move on every board; :func:`play_from_positions` plays
+* :func:`network_move_table` tabulates a network's move on every board; :func:`play_from_positions` plays
   whole sets of games from given positions with such tables (the paper's Table 1).
 """
 
@@ -55,7 +55,7 @@ from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
 """The fitness the paper reports after 50,000 iterations, one run each."""
-PAPER_TABLE_1 = {"nndtf first": (18, 3, 4), "baseline first": (13, 4, 8)}
+LING_LAM_TABLE_1 = {"nndtf first": (18, 3, 4), "baseline first": (13, 4, 8)}
 """The paper's Table 1: the NNDTF's wins, draws and losses in 25 games each way against the baseline."""
 
 METHODS = {
@@ -135,7 +135,7 @@ class LingLamConfig:
         return cls(**record)
 
 
-PAPER_CONFIG = LingLamConfig()
+PAPER_LING_LAM = LingLamConfig()
 
 
 @cache
@@ -151,7 +151,7 @@ def fitness_function(kind: str, training: TrainingSet, order: str = "simultaneou
     return lambda genes: fitness(ling_lam_outputs(kind, genes, training.inputs, order), training)
 
 
-def run_generators(seed: int, method: str, runs: int) -> list[np.random.Generator]:
+def method_generators(seed: int, method: str, runs: int) -> list[np.random.Generator]:
     """One generator per run of ``method``: run s of seed k is the same whatever the number of runs."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
@@ -210,18 +210,18 @@ class TrainingRun:
 
 
 def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress) -> GARun:
-    rngs = [run_generators(seed, method, config.seeds)[s] for s in runs]
+    rngs = [method_generators(seed, method, config.seeds)[s] for s in runs]
     kind, algorithm = METHODS[method]
     evaluate = fitness_function(kind, config.training(), config.order)
     engine = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
     return engine(evaluate, GENES[kind], rngs, config.settings(method), progress)
 
 
-def train(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, progress: bool | str = False,
+def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
           workers: int = 1) -> TrainingRun:  # fmt: skip
     """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
-    Run s draws only from its own generator (:func:`run_generators`), so the result is the same, bit
+    Run s draws only from its own generator (:func:`method_generators`), so the result is the same, bit
     for bit, for any number of workers. The bar follows this process's share of the runs.
     """
     config.settings(method)  # checks the method
@@ -280,7 +280,7 @@ def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
         }
 
 
-def run_training(method: str, config: LingLamConfig = PAPER_CONFIG, seed: int = 1, progress: bool | str = True,
+def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
                  workers: int | None = None) -> TrainingRun:  # fmt: skip
     """:func:`train` on all cores, shared between the chapters of one build (chapter 18).
 
@@ -411,7 +411,7 @@ class TrainedNetwork:
 
     def move(self, board: np.ndarray) -> int:
         """The network's move for the player to move (O sees the colours swapped)."""
-        return int(move_table(self)[board_index(np.asarray(board))])
+        return int(network_move_table(self)[board_index(np.asarray(board))])
 
 
 def save_trained_network(network: TrainedNetwork, path: str | Path, **provenance) -> None:
@@ -461,7 +461,7 @@ def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     return network, provenance
 
 
-def move_table(network: TrainedNetwork) -> np.ndarray:
+def network_move_table(network: TrainedNetwork) -> np.ndarray:
     """The network's move on every base-3 board index, for the player to move (-1 on finished or illegal boards).
 
     The mover sees the board with the colours swapped when it is O, so a network trained as X plays O.
@@ -485,14 +485,14 @@ def network_policy(network: TrainedNetwork, mark: int) -> np.ndarray:
     """A trained network as a policy table (19683, 9) for ``mark`` (see :mod:`evolving_ttt.outcomes`)."""
     rows = boards_to_move(mark)
     table = np.zeros(POLICY_SHAPE)
-    table[rows, move_table(network)[rows]] = 1.0
+    table[rows, network_move_table(network)[rows]] = 1.0
     return table
 
 
 def play_from_positions(x_moves: np.ndarray, o_moves: np.ndarray, boards: np.ndarray) -> np.ndarray:
     """Play every game from boards (G, 9) to the end with two move tables; return the winners (G,): 1, 0 or -1.
 
-    ``x_moves`` and ``o_moves`` are tables like :func:`move_table`'s, giving X's and O's moves. All games
+    ``x_moves`` and ``o_moves`` are tables like :func:`network_move_table`'s, giving X's and O's moves. All games
     advance together, one ply at a time.
     """
     tables = board_tables()

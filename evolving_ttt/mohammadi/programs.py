@@ -1,0 +1,475 @@
+"""Mohammadi et al. (2013): the programs, their text form and the lazy interpreter (chapter 19).
+
+A player is a tree over the nine board positions ``pos00`` ... ``pos22`` (the terminals) and the seven
+functions AND, OR, IF, MINE, YOURS, OPEN and PLAY-AT. The trees are DEAP ``PrimitiveTree`` objects built
+on :data:`PRIMITIVES`, so DEAP's generators and variation operators work on them directly. DEAP's own
+``compile`` would evaluate every argument before each call (and so fire PLAY-AT in both branches of an
+IF): this module interprets the trees itself, lazily, with the paper's NIL semantics.
+
+What the paper leaves open, and what this module does (the chapter explains each choice):
+
+* NIL is Python's ``None`` in the readable interpreter and ``-1`` in the batched one.
+* AND, OR and IF evaluate their arguments left to right and only as far as they need (as in Lisp):
+  AND skips its second argument when the first is NIL, OR skips its second when the first is a position,
+  IF evaluates exactly one of its two branches.
+* PLAY-AT on an empty square places the mark and ends the turn at once (nothing else in the tree runs).
+  On an occupied square, or with a NIL argument, it places nothing and returns its argument, and the walk
+  goes on (the paper: "it returns the position otherwise"). The other reading, ``taken="nil"``, makes
+  PLAY-AT on an occupied square return NIL instead; every interpreter here takes that argument.
+* A walk that ends without placing a mark is *no move*. The game stays legal: the lowest empty square is
+  played on the program's behalf (:func:`fallback_move`), and the program earns no point for that move.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+from deap import gp
+
+from evolving_ttt.game import EMPTY, N_BOARDS, O, X, board_tables, check_mark, legal_moves, validate_board
+
+# --- The primitive set ---------------------------------------------------------------------------------------
+
+TERMINAL_NAMES = tuple(f"pos{row}{column}" for row in range(3) for column in range(3))
+"""The nine terminals in square order: ``pos<row><column>`` is square ``3 * row + column`` (chapter 19)."""
+
+TERMINAL_SQUARES = {name: square for square, name in enumerate(TERMINAL_NAMES)}
+"""The square (0 to 8) each terminal names (chapter 19)."""
+
+TAKEN_READINGS = ("square", "nil")
+"""What PLAY-AT returns on an occupied square: the square (the book's reading) or NIL (the other) (chapter 19)."""
+
+
+def check_taken(taken: str) -> str:
+    """Raise ``ValueError`` unless ``taken`` is one of :data:`TAKEN_READINGS` (chapter 19)."""
+    if taken not in TAKEN_READINGS:
+        raise ValueError(f"taken must be one of {TAKEN_READINGS}; got {taken!r}")
+    return taken
+
+
+FUNCTION_ARITIES = {"AND": 2, "OR": 2, "IF": 3, "MINE": 1, "YOURS": 1, "OPEN": 1, "PLAY-AT": 1}
+"""The seven functions and their numbers of arguments (chapter 19)."""
+
+
+def _never_compiled(*_arguments):  # DEAP wants a callable per primitive; the book never calls them
+    raise RuntimeError("Mohammadi programs are interpreted by run_program, not compiled by DEAP")
+
+
+def make_primitive_set() -> gp.PrimitiveSet:
+    """A DEAP primitive set with the paper's seven functions and nine position terminals (chapter 19).
+
+    Every node returns "a position or NIL", a single type, so an untyped ``gp.PrimitiveSet`` fits. The
+    primitives' callables raise if DEAP ever compiles a tree: the book interprets trees lazily instead.
+    """
+    primitives = gp.PrimitiveSet("MOHAMMADI", 0)
+    for name, arity in FUNCTION_ARITIES.items():
+        primitives.addPrimitive(_never_compiled, arity, name=name)
+    for square, name in enumerate(TERMINAL_NAMES):
+        primitives.addTerminal(square, name=name)
+    return primitives
+
+
+PRIMITIVES = make_primitive_set()
+"""The primitive set every program of the book is built on (chapter 19)."""
+
+
+# --- Text form: printing and parsing ------------------------------------------------------------------------
+
+
+def program_to_text(program: gp.PrimitiveTree) -> str:
+    """The program on one line, such as ``PLAY-AT(OR(OPEN(pos11), pos00))``; :func:`parse_program` reads it back.
+
+    Introduced in chapter 19.
+    """
+    return str(program)
+
+
+_TOKEN = re.compile(r"\s*(?:([A-Za-z][A-Za-z0-9_-]*)|(\()|(\))|(,)|(\S))")
+
+
+def parse_program(text: str) -> gp.PrimitiveTree:
+    """Read a program written by :func:`program_to_text` (chapter 19).
+
+    Raises
+    ------
+    ValueError
+        Saying at which character the text stops being a program, and what was expected there.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a program must be given as text; got {type(text).__name__}")
+    tokens = []  # (kind, value, position)
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:  # only trailing white space is left
+            break
+        name, opening, closing, comma, other = match.groups()
+        start = match.start(match.lastindex)
+        if other is not None:
+            raise ValueError(f"program text: unexpected character {other!r} at character {start}")
+        kind = "name" if name is not None else ("(" if opening else (")" if closing else ","))
+        tokens.append((kind, name, start))
+        position = match.end()
+    nodes = []
+    cursor = 0
+
+    def where() -> str:
+        return f"character {tokens[cursor][2]}" if cursor < len(tokens) else "the end of the text"
+
+    def expect(kind: str, what: str) -> None:
+        nonlocal cursor
+        if cursor >= len(tokens) or tokens[cursor][0] != kind:
+            found = repr(tokens[cursor][1] or tokens[cursor][0]) if cursor < len(tokens) else "nothing"
+            raise ValueError(f"program text: expected {what} at {where()}, found {found}")
+        cursor += 1
+
+    def node() -> None:
+        nonlocal cursor
+        if cursor >= len(tokens) or tokens[cursor][0] != "name":
+            found = repr(tokens[cursor][1] or tokens[cursor][0]) if cursor < len(tokens) else "nothing"
+            raise ValueError(f"program text: expected a function or a terminal at {where()}, found {found}")
+        name, at = tokens[cursor][1], tokens[cursor][2]
+        if name in TERMINAL_SQUARES:
+            nodes.append(PRIMITIVES.mapping[name])
+            cursor += 1
+            return
+        if name not in FUNCTION_ARITIES:
+            known = ", ".join([*FUNCTION_ARITIES, "pos00 ... pos22"])
+            raise ValueError(f"program text: unknown name {name!r} at character {at}; expected one of {known}")
+        nodes.append(PRIMITIVES.mapping[name])
+        cursor += 1
+        expect("(", f"'(' after {name}")
+        arity = FUNCTION_ARITIES[name]
+        for argument in range(arity):
+            if argument:
+                expect(",", f"',' before argument {argument + 1} of {name} (it takes {arity})")
+            node()
+        expect(")", f"')' closing {name} (it takes {arity} argument{'s' if arity > 1 else ''})")
+
+    node()
+    if cursor != len(tokens):
+        raise ValueError(f"program text: unexpected {tokens[cursor][1] or tokens[cursor][0]!r} after the "
+                         f"complete program, at {where()}")  # fmt: skip
+    return gp.PrimitiveTree(nodes)
+
+
+def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:
+    """The program as an indented tree, one node per line, children below their function (chapter 19)."""
+    lines = []
+    depths = [0]
+    for node in program:
+        depth = depths.pop()
+        lines.append(indent * depth + node.name)
+        depths.extend([depth + 1] * node.arity)
+    return "\n".join(lines)
+
+
+def program_height(program: gp.PrimitiveTree) -> int:
+    """The depth of the deepest node (the root has depth 0): DEAP's ``PrimitiveTree.height``, twice as fast.
+
+    The depth limit checks every child of every generation, so this is on the hot path (chapter 19).
+    """
+    depths, best = [0], 0
+    pop, extend = depths.pop, depths.extend
+    for node in program:
+        depth = pop()
+        if depth > best:
+            best = depth
+        if node.arity:
+            extend([depth + 1] * node.arity)
+    return best
+
+
+def playat_count(program: gp.PrimitiveTree) -> int:
+    """How many PLAY-AT nodes the program holds (chapter 19)."""
+    return sum(1 for node in program if node.name == "PLAY-AT")
+
+
+# --- The readable interpreter: one board, lazily -------------------------------------------------------------
+
+
+def subtree_ends(program: Sequence) -> list[int]:
+    """``ends[i]`` is the index just past the subtree rooted at node ``i`` of the prefix list (chapter 19).
+
+    One pass from the right: a leaf ends at ``i + 1``; a function's subtree ends where its last child's does.
+    """
+    ends = [0] * len(program)
+    for i in range(len(program) - 1, -1, -1):
+        end = i + 1
+        for _ in range(program[i].arity):
+            end = ends[end]
+        ends[i] = end
+    return ends
+
+
+class _Played(Exception):
+    """Raised by PLAY-AT when it places a mark: the walk of the tree stops there."""
+
+    def __init__(self, square: int) -> None:
+        self.square = square
+
+
+def run_program(
+    program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
+) -> int | None:
+    """Walk the tree on ``board`` for the player ``mark``; the square played, or None for no move (chapter 19).
+
+    Depth first, left to right, and lazily: a node evaluates an argument only when the paper's definition
+    needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
+    PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``).
+    """
+    board = validate_board(board)
+    check_mark(mark)
+    check_taken(taken)
+    ends = subtree_ends(program)
+
+    def value(i: int) -> int | None:  # a square, or None for NIL
+        name = program[i].name
+        if name in TERMINAL_SQUARES:
+            return TERMINAL_SQUARES[name]
+        first = i + 1
+        if name == "IF":  # the condition, then exactly one branch
+            second = ends[first]
+            third = ends[second]
+            return value(second) if value(first) is not None else value(third)
+        if name == "AND":  # the second argument only if the first is not NIL
+            return value(ends[first]) if value(first) is not None else None
+        if name == "OR":  # the first non-NIL argument
+            left = value(first)
+            return left if left is not None else value(ends[first])
+        square = value(first)
+        if square is None:  # MINE, YOURS, OPEN and PLAY-AT all pass NIL on
+            return None
+        if name == "MINE":
+            return square if board[square] == mark else None
+        if name == "YOURS":
+            return square if board[square] == -mark else None
+        if name == "OPEN":
+            return square if board[square] == EMPTY else None
+        if board[square] == EMPTY:  # PLAY-AT on an empty square: the move, and the end of the turn
+            raise _Played(square)
+        return square if taken == "square" else None  # an occupied square: nothing placed
+
+    try:
+        value(0)
+    except _Played as played:
+        return played.square
+    return None
+
+
+def fallback_move(board: Sequence[int] | np.ndarray) -> int:
+    """The square played for a program that makes no move: the lowest empty square (chapter 19)."""
+    moves = legal_moves(board)
+    if not moves:
+        raise ValueError("the game is over on this board; there is no move to make")
+    return moves[0]
+
+
+def program_move(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square") -> int:
+    """The square ``program`` plays for ``mark`` on ``board``: its own move, or the fallback square (chapter 19).
+
+    A move function ``(board, mark) -> square`` for tools that take one (the arena, the play widget).
+    """
+    move = run_program(program, board, mark, taken)
+    return move if move is not None else fallback_move(board)
+
+
+# --- The batched interpreter: every board at once --------------------------------------------------------------
+
+NIL = -1
+"""NIL in the batched interpreter (chapter 19)."""
+
+MOVED = -2
+"""The batched interpreter's mark for a board on which a PLAY-AT has already placed the mark (chapter 19)."""
+
+_UNARY_TARGET = {"MINE": 1, "YOURS": -1, "OPEN": 0}  # the value the square must hold, seen from the mover
+
+
+def program_moves(
+    program: gp.PrimitiveTree,
+    boards: np.ndarray,
+    marks: np.ndarray,
+    visited: np.ndarray | None = None,
+    taken: str = "square",
+) -> np.ndarray:
+    """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 19).
+
+    ``boards`` has shape ``(n, 9)`` and ``marks`` shape ``(n,)`` (the side the program plays on each
+    board). The trick: every node is evaluated on exactly the rows where the readable interpreter would
+    evaluate it. A node receives the row numbers that reach it and returns one value per row: a square,
+    :data:`NIL`, or :data:`MOVED` for rows on which a PLAY-AT below it has already played (those rows take
+    no further part, as the readable walk stops there). IF sends each row down one branch only.
+    If ``visited`` (a boolean array, one entry per node) is given, the nodes evaluated on at least one
+    board are set to True in it. ``taken`` is the reading of PLAY-AT on an occupied square.
+    """
+    occupied = NIL if check_taken(taken) == "nil" else None
+    boards = np.asarray(boards)
+    own = (boards * np.asarray(marks)[:, None]).astype(np.int8)  # +1 the mover's mark, -1 the opponent's
+    moves = np.full(len(boards), NIL, dtype=np.int8)
+    ends = subtree_ends(program)
+
+    def value(i: int, rows: np.ndarray) -> np.ndarray:
+        node = program[i]
+        name = node.name
+        if name in TERMINAL_SQUARES:
+            if visited is not None and len(rows):
+                visited[i] = True
+            return np.full(len(rows), TERMINAL_SQUARES[name], dtype=np.int8)
+        result = np.full(len(rows), NIL, dtype=np.int8)
+        if len(rows) == 0:
+            return result
+        if visited is not None:
+            visited[i] = True
+            visited[i + 1] |= program[i + 1].name in TERMINAL_SQUARES  # a constant first argument is read
+        first = i + 1
+        child = program[first].name
+        if child in TERMINAL_SQUARES:  # a constant first argument: the same branch for every row, no masks
+            square = TERMINAL_SQUARES[child]
+            if name == "OR":
+                return np.full(len(rows), square, dtype=np.int8)
+            if name == "AND":
+                return value(ends[first], rows)
+            if name == "IF":
+                return value(ends[first], rows)
+            held = own[rows, square]
+            if name == "PLAY-AT":
+                placed = held == 0
+                moves[rows[placed]] = square
+                return np.where(placed, MOVED, square if occupied is None else occupied).astype(np.int8)
+            return np.where(held == _UNARY_TARGET[name], square, NIL).astype(np.int8)
+        if name in ("IF", "AND", "OR"):
+            condition = value(first, rows)
+            result[condition == MOVED] = MOVED
+            if name == "OR":
+                result = np.where(condition >= 0, condition, result)
+                later = condition == NIL
+                result[later] = value(ends[first], rows[later])
+            elif name == "AND":
+                later = condition >= 0
+                result[later] = value(ends[first], rows[later])
+            else:
+                second = ends[first]
+                yes, no = condition >= 0, condition == NIL
+                result[yes] = value(second, rows[yes])
+                result[no] = value(ends[second], rows[no])
+            return result
+        square = value(first, rows)
+        valid = square >= 0
+        held = np.full(len(rows), 9, dtype=np.int8)  # 9: no square
+        held[valid] = own[rows[valid], square[valid]]
+        result[square == MOVED] = MOVED
+        if name == "PLAY-AT":
+            placed = valid & (held == 0)
+            moves[rows[placed]] = square[placed]
+            result[placed] = MOVED
+            keep = valid & ~placed  # occupied: the position (or NIL) is returned
+            result[keep] = square[keep] if occupied is None else occupied
+        else:
+            hit = valid & (held == _UNARY_TARGET[name])
+            result[hit] = square[hit]
+        return result
+
+    value(0, np.arange(len(boards)))
+    return moves
+
+
+@cache
+def playable_boards() -> tuple[np.ndarray, np.ndarray]:
+    """Indices of every legal board on which the game goes on (4,520), and the side to move there (chapter 19)."""
+    tables = board_tables()
+    index = np.flatnonzero(tables.legal & ~tables.over)
+    return index, tables.to_move[index]
+
+
+def prune_program(program: gp.PrimitiveTree, filler: str = "pos00", taken: str = "square") -> gp.PrimitiveTree:
+    """The same player with every subtree that no board ever evaluates replaced by ``filler`` (chapter 20).
+
+    Over all 4,520 boards where a game goes on, the batched interpreter notes which nodes it evaluates; a
+    subtree it never enters cannot change any move, so a single terminal can stand in for it. The move
+    table of the result equals the program's.
+    """
+    index, to_move = playable_boards()
+    visited = np.zeros(len(program), dtype=bool)
+    program_moves(program, board_tables().boards[index], to_move, visited, taken)
+    ends = subtree_ends(program)
+    nodes, i = [], 0
+    while i < len(program):
+        if visited[i]:
+            nodes.append(program[i])
+            i += 1
+        else:
+            nodes.append(PRIMITIVES.mapping[filler])
+            i = ends[i]
+    return gp.PrimitiveTree(nodes)
+
+
+def program_move_table(program: gp.PrimitiveTree, taken: str = "square") -> np.ndarray:
+    """The program's move on every board, as an int8 array over the 19,683 base-3 indices (chapter 19).
+
+    On each legal unfinished board the program plays the side to move; ``-1`` where it makes no move,
+    and on finished or illegal boards. Fallback moves are *not* filled in (see :func:`with_fallback`).
+    """
+    index, to_move = playable_boards()
+    table = np.full(N_BOARDS, NIL, dtype=np.int8)
+    table[index] = program_moves(program, board_tables().boards[index], to_move, taken=taken)
+    return table
+
+
+def with_fallback(table: np.ndarray) -> np.ndarray:
+    """A move table with the lowest empty square filled in wherever the program makes no move (chapter 19)."""
+    index, _ = playable_boards()
+    filled = np.array(table, dtype=np.int8, copy=True)
+    missing = index[filled[index] == NIL]
+    filled[missing] = board_tables().empty_list[missing, 0]
+    return filled
+
+
+def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int, taken: str = "square") -> np.ndarray:
+    """The program as a policy table of shape (19683, 9) for the side ``mark`` (chapter 19).
+
+    Row ``i`` is one-hot on the square the program plays on board ``i`` (the fallback square where it
+    makes no move); zero rows where ``mark`` is not to move or the game is over, as
+    :func:`evolving_ttt.outcomes.policy_table` builds them. ``program`` may also be a move table.
+    """
+    check_mark(mark)
+    table = program if isinstance(program, np.ndarray) else program_move_table(program, taken)
+    filled = with_fallback(table)
+    index, to_move = playable_boards()
+    rows = index[to_move == mark]
+    policy = np.zeros((N_BOARDS, 9))
+    policy[rows, filled[rows]] = 1.0
+    return policy
+
+
+class ProgramPlayer:
+    """A program as a move function ``board -> square`` with its moves memoised per board (chapter 19).
+
+    A program is deterministic, so its move on a board never changes: the tree is walked once per board
+    and the answer kept. ``made_move(board)`` says whether the program itself moved there (False: the
+    fallback square was played for it).
+    """
+
+    def __init__(self, program: gp.PrimitiveTree, taken: str = "square") -> None:
+        self.program = program
+        self.taken = check_taken(taken)
+        self._moves: dict[bytes, int | None] = {}
+
+    def own_move(self, board: np.ndarray) -> int | None:
+        """The program's own move on ``board`` for the side to move, or None (memoised)."""
+        key = np.asarray(board, dtype=np.int8).tobytes()
+        if key not in self._moves:
+            board = np.asarray(board, dtype=np.int8)
+            mark = X if np.count_nonzero(board == X) == np.count_nonzero(board == O) else O
+            self._moves[key] = run_program(self.program, board, mark, self.taken)
+        return self._moves[key]
+
+    def made_move(self, board: np.ndarray) -> bool:
+        """Whether the program itself places a mark on ``board``."""
+        return self.own_move(board) is not None
+
+    def __call__(self, board: np.ndarray) -> int:
+        move = self.own_move(board)
+        return move if move is not None else fallback_move(board)

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from evolving_ttt.al_khateeb.engine import load_evaluator
+from evolving_ttt.al_khateeb.evaluator import move_values, one_ply_move
+from evolving_ttt.al_khateeb.results import evaluator_policy
 from evolving_ttt.fogel.exact import best_response, protocol_score, rule_base_policy
 from evolving_ttt.fogel.network import load_network, network_move, network_outputs
 from evolving_ttt.fogel.opponent import PAPER_RULES
@@ -43,6 +46,8 @@ from evolving_ttt.game import (
 from evolving_ttt.ling_lam.experiment import load_trained_network, network_policy
 from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
 from evolving_ttt.ling_lam.network import GRID_NUMBERS
+from evolving_ttt.mohammadi.programs import program_move, program_path, program_policy
+from evolving_ttt.mohammadi.series import DEFAULT_PROGRAM, load_program
 from evolving_ttt.outcomes import (
     POLICY_SHAPE,
     audit_policy,
@@ -261,6 +266,45 @@ def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
                         lambda board, mark: network_move(network, board, mark), training, explain)  # fmt: skip
 
 
+def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlayer:
+    """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 15, 16)."""
+    weights, _steps, provenance = load_evaluator(path)
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        moves, values = move_values(weights, board)
+        move = one_ply_move(weights, board)
+        shown = np.full(9, np.nan)
+        shown[moves] = values
+        return Explanation(shown, "evaluator's value of the board after the move",
+                           f"The evaluator judges the board after each legal move, seen from the mover's side; "
+                           f"it plays the best, square {move}.", move)  # fmt: skip
+
+    experiment = provenance.get("experiment", {})
+    training = (f"{experiment.get('runs', 20)} runs x {experiment.get('generations', 2000):,} generations x 380 "
+                f"round-robin games = {experiment.get('runs', 20) * experiment.get('generations', 2000) * 380:,} "
+                "games")  # fmt: skip
+    return ArenaPlayer("Al-Khateeb TTT", "Al-Khateeb (2012)",
+                       f"9-5-3-1 tanh evaluator, run {provenance.get('run')}, one-ply search",
+                       evaluator_policy(weights, X), evaluator_policy(weights, O), training, explain)  # fmt: skip
+
+
+def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
+    """Mohammadi's champion program, on either side (chapters 19, 20); the lowest empty square where it is silent."""
+    program, provenance = load_program(path)
+
+    def explain(board: np.ndarray, mark: int) -> Explanation:
+        move = program_move(program, board, mark)
+        return Explanation(np.full(9, np.nan), "none: a program does not score squares",
+                           f"Path through the program: {program_path(program, board, mark)}.", move)  # fmt: skip
+
+    config = provenance.get("config", {})
+    runs, generations = config.get("runs"), config.get("generations")
+    training = (f"{runs} runs x {generations} generations of fitnessless co-evolution, 128 programs, and a judge"
+                if runs and generations else "fitnessless co-evolution and a judge")  # fmt: skip
+    return ArenaPlayer("Mohammadi champion", "Mohammadi et al. (2013)", f"a program of {len(program)} nodes",
+                       program_policy(program, X), program_policy(program, O), training, explain)  # fmt: skip
+
+
 def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
     """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 17 and 18).
 
@@ -382,7 +426,7 @@ def catalogue() -> tuple[ArenaPlayer, ...]:
 
     Built once per process (tabulating the players takes a few seconds) and shared.
     """
-    return (*reference_players(), fogel_champion(), *ling_lam_players())
+    return (*reference_players(), fogel_champion(), al_khateeb_ttt(), *ling_lam_players(), mohammadi_champion())
 
 
 def arena_report(players: Sequence[ArenaPlayer] | None = None) -> dict:

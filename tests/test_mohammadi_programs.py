@@ -352,3 +352,18 @@ def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_readin
 def test_program_height_is_deaps_height():
     programs = co.random_programs(np.random.default_rng(21), 200, 20)
     assert [pr.program_height(p) for p in programs] == [p.height for p in programs]
+
+
+def test_program_path_names_the_nodes_from_the_root_to_the_play_at_that_moved():
+    program = pr.parse_program("IF(OPEN(pos11), PLAY-AT(pos11), AND(PLAY-AT(pos00), pos22))")
+    empty = board_from_string("... ... ...")
+    assert pr.program_path(program, empty, X) == "IF > PLAY-AT pos11 (square 4)"
+    centre_taken = board_from_string("... .X. ...")
+    assert pr.program_path(program, centre_taken, O) == "IF > AND > PLAY-AT pos00 (square 0)"
+    silent = pr.parse_program(SILENT)
+    assert "no PLAY-AT reached an empty square" in pr.program_path(silent, empty, X)
+    # the traced walk plays the same square as the plain one
+    for board in (empty, centre_taken):
+        assert pr.program_move(program, board, X if not board.any() else O) == int(
+            pr.program_path(program, board, X if not board.any() else O).split("square ")[1].rstrip(")")
+        )

@@ -91,8 +91,8 @@ def check_view(widget):
             assert ("#d62728" in border) == (square == explanation.move)
             if board[square] != EMPTY:
                 assert background == "#d9d9d9" and text == SYMBOLS[int(board[square])]
-            else:
-                assert text == value_text(values[square])
+            else:  # a number, or a blank where the player gives none (a program's reasons are its path)
+                assert text == (value_text(values[square]) if np.isfinite(values[square]) else "")
         # the chosen square has positive probability in the player's policy
         assert session.player.policy(side)[board_index(board), explanation.move] > 0
     assert widget.status.value == f"<b>{session.status}</b>"

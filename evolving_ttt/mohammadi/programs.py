@@ -213,20 +213,29 @@ class _Played(Exception):
 
 
 def run_program(
-    program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
+    program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square",
+    path: list[int] | None = None,
 ) -> int | None:
     """Walk the tree on ``board`` for the player ``mark``; the square played, or None for no move (chapter 19).
 
     Depth first, left to right, and lazily: a node evaluates an argument only when the paper's definition
     needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
-    PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``).
+    PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``). If ``path`` is a list, it
+    ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 14 shows it).
     """
     board = validate_board(board)
     check_mark(mark)
     check_taken(taken)
     ends = subtree_ends(program)
+    stack = path if path is not None else []
 
-    def value(i: int) -> int | None:  # a square, or None for NIL
+    def value(i: int) -> int | None:  # a square, or None for NIL; the stack holds the nodes being evaluated
+        stack.append(i)
+        result = evaluate(i)
+        stack.pop()
+        return result
+
+    def evaluate(i: int) -> int | None:
         name = program[i].name
         if name in TERMINAL_SQUARES:
             return TERMINAL_SQUARES[name]
@@ -258,6 +267,22 @@ def run_program(
     except _Played as played:
         return played.square
     return None
+
+
+def program_path(
+    program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
+) -> str:
+    """The path through ``program`` that reached the PLAY-AT that moved on ``board``, in words (chapter 14).
+
+    For example ``IF > OR > PLAY-AT pos11 (square 4)``; a program that makes no move says so.
+    """
+    path: list[int] = []
+    square = run_program(program, board, mark, taken, path)
+    if square is None:
+        return "no PLAY-AT reached an empty square: the lowest empty square is played for it"
+    names = [program[i].name for i in path]
+    argument = program[path[-1] + 1].name if program[path[-1] + 1].name in TERMINAL_SQUARES else "..."
+    return " > ".join(names[:-1] + [f"{names[-1]} {argument} (square {square})"])
 
 
 def fallback_move(board: Sequence[int] | np.ndarray) -> int:

@@ -62,6 +62,7 @@ play: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/benchmark.py
+	$(PY) bench/arena.py
 	$(PY) bench/ling_lam.py
 	$(PY) bench/al_khateeb.py
 	$(PY) bench/mohammadi.py

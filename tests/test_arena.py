@@ -6,7 +6,7 @@ import pytest
 from evolving_ttt import arena
 from evolving_ttt.fogel.exact import best_response, exact_score
 from evolving_ttt.fogel.network import load_network, network_move
-from evolving_ttt.game import O, X, board_from_string
+from evolving_ttt.game import O, X, board_from_string, is_game_over, legal_moves, play, player_to_move
 from evolving_ttt.outcomes import outcome_probabilities, random_policy
 
 
@@ -87,3 +87,57 @@ def test_a_bad_table_is_refused_when_the_player_is_made():
         arena.ArenaPlayer("broken", "test", "", bad, random_policy(O))
     with pytest.raises(ValueError, match="player must be an ArenaPlayer"):
         arena.measure("perfect")
+
+
+def test_every_player_of_the_catalogue_moves_legally_everywhere_it_can_be_asked():
+    from evolving_ttt.game import board_tables
+    from evolving_ttt.outcomes import boards_to_move
+
+    tables = board_tables()
+    players = arena.catalogue()
+    assert len({p.name for p in players}) == len(players) == 11
+    for player in players:
+        for mark in (X, O):
+            table = player.policy(mark)
+            rows = boards_to_move(mark)
+            assert np.allclose(table[rows].sum(axis=1), 1.0), player.name
+            assert not np.any(table[~tables.empty] > 0), player.name  # never on an occupied square
+            assert not np.any(np.delete(table, rows, axis=0)), player.name  # nothing where it is not its turn
+
+
+def test_the_random_players_exact_rates_against_itself_match_a_seeded_sample(references):
+    from evolving_ttt.outcomes import sample_games
+
+    random = references["random"]
+    exact = arena.results_as(random, random, X)
+    results, _ = sample_games(random.x_policy, random.o_policy, np.random.default_rng(21), 5000)
+    sampled = np.array([np.mean(results == X), np.mean(results == 0), np.mean(results == O)])
+    assert np.all(np.abs(sampled - exact) < 4 * np.sqrt(exact * (1 - exact) / 5000))
+
+
+def test_the_system_players_are_their_saved_files():
+    by_name = {p.name: p for p in arena.catalogue()}
+    from evolving_ttt.al_khateeb.engine import load_evaluator
+    from evolving_ttt.al_khateeb.evaluator import one_ply_move
+    from evolving_ttt.ling_lam.experiment import load_trained_network
+    from evolving_ttt.mohammadi.programs import program_move
+    from evolving_ttt.mohammadi.series import DEFAULT_PROGRAM, load_program
+
+    weights, _, _ = load_evaluator(arena.DATA / "al_khateeb_ttt.json")
+    network, _ = load_trained_network(arena.DATA / "ling_lam_nndtf.json")
+    program, _ = load_program(DEFAULT_PROGRAM)
+    rng = np.random.default_rng(3)
+    for _ in range(30):  # random positions of random games
+        board = np.zeros(9, dtype=np.int8)
+        for _ in range(int(rng.integers(0, 7))):
+            if is_game_over(board):
+                break
+            board = play(board, int(rng.choice(legal_moves(board))))
+        if is_game_over(board):
+            continue
+        mark = player_to_move(board)
+        assert by_name["Al-Khateeb TTT"].move(board) == one_ply_move(weights, board)
+        assert by_name["Ling-Lam NNDTF"].move(board) == network.move(board)
+        assert by_name["Mohammadi champion"].move(board) == program_move(program, board, mark)
+        explanation = by_name["Mohammadi champion"].explain(board, mark)
+        assert f"(square {explanation.move})" in explanation.text or "no PLAY-AT" in explanation.text

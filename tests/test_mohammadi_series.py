@@ -137,9 +137,9 @@ def test_saved_programs_load_back_and_bad_files_say_what_is_wrong(tmp_path):
     loaded, provenance = se.load_program(path)
     assert pr.program_to_text(loaded) == "PLAY-AT(OR(OPEN(pos11), pos00))" and provenance == {"seed": 1, "how": "test"}
     cases = {
-        "not json": "not JSON",
-        json.dumps({"format": "fogel-ttt-network"}): "not a saved program",
-        json.dumps({"format": se.PROGRAM_FORMAT, "version": 2, "program": "pos11"}): "unknown version 2",
+        "not json": "is not valid JSON",
+        json.dumps({"format": "fogel-ttt-network"}): "is not a saved program",
+        json.dumps({"format": se.PROGRAM_FORMAT, "version": 2, "program": "pos11"}): "unsupported version 2",
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1}): '"program" must be',
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1, "program": "PLAY-AT(pos11"}): "closing PLAY-AT",
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1, "program": "pos11", "provenance": 3}): "provenance",
@@ -148,6 +148,8 @@ def test_saved_programs_load_back_and_bad_files_say_what_is_wrong(tmp_path):
         path.write_text(text)
         with pytest.raises(ValueError, match=message):
             se.load_program(path)
+    with pytest.raises(ValueError, match="could not be read"):
+        se.load_program(tmp_path / "missing.json")
 
 
 def test_the_committed_champion_loads_and_its_provenance_matches_the_chapter_series(repo_root):

@@ -17,6 +17,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 # other systems) from Fogel's, the spine of the book, whose rule base and run helpers every system measures with.
 LAYERS = {
     "evolving_ttt.game": 0,
+    "evolving_ttt.records": 0,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
     "evolving_ttt.perfect": 1,

@@ -48,6 +48,7 @@ from evolving_ttt.al_khateeb.evaluator import (
 )
 from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
+from evolving_ttt.records import read_record
 
 
 @cache
@@ -359,16 +360,7 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
         length or with values that are not finite numbers (step sizes must also be positive), saying which.
     """
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except OSError as error:
-        raise ValueError(f"{path} could not be read: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(record, dict) or record.get("format") != EVALUATOR_FORMAT:
-        raise ValueError(f'{path} is not an evaluator file: it needs "format": "{EVALUATOR_FORMAT}"')
-    if record.get("version") != 1:
-        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    record = read_record(path, EVALUATOR_FORMAT, "an evaluator file")
     if record.get("layers") != [9, 5, 3, 1]:
         raise ValueError(f"{path}: layers must be [9, 5, 3, 1]; got {record.get('layers')!r}")
     arrays = []

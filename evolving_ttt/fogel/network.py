@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.game import EMPTY, X, check_count, check_mark, legal_moves, network_input
+from evolving_ttt.records import read_record
 
 MIN_HIDDEN, MAX_HIDDEN = 1, 10
 """Bounds on the number of hidden nodes H (chapter 2)."""
@@ -319,14 +320,7 @@ def load_network(path: str | Path) -> tuple[Network, dict]:
         saying which.
     """
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(record, dict) or record.get("format") != NETWORK_FORMAT:
-        raise ValueError(f'{path} is not a network file: it needs "format": "{NETWORK_FORMAT}"')
-    if record.get("version") != 1:
-        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    record = read_record(path, NETWORK_FORMAT, "a network file")
     fields = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
     missing = [name for name in (*fields, "hidden_count") if name not in record]
     if missing:

@@ -52,6 +52,7 @@ from evolving_ttt.ling_lam.network import (
     training_positions,
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
+from evolving_ttt.records import read_record
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
 """The fitness the paper reports after 50,000 iterations, one run each."""
@@ -350,14 +351,7 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
         If the file is not JSON or not such a file, or a field is missing or inconsistent, saying which.
     """
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(record, dict) or record.get("format") != RUNS_FILE_FORMAT:
-        raise ValueError(f'{path} is not a Ling-Lam runs file: it needs "format": "{RUNS_FILE_FORMAT}"')
-    if record.get("version") != 1:
-        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    record = read_record(path, RUNS_FILE_FORMAT, "a Ling-Lam runs file")
     if not isinstance(record.get("methods"), dict) or not isinstance(record.get("curve_step"), int):
         raise ValueError(f"{path} needs the fields methods (an object) and curve_step (a whole number)")
     runs = {}
@@ -439,14 +433,7 @@ def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
         If the file is not JSON or not such a file, or a field is missing or wrong, saying which.
     """
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
-    if not isinstance(record, dict) or record.get("format") != NETWORK_FILE_FORMAT:
-        raise ValueError(f'{path} is not a Ling-Lam network file: it needs "format": "{NETWORK_FILE_FORMAT}"')
-    if record.get("version") != 1:
-        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version 1")
+    record = read_record(path, NETWORK_FILE_FORMAT, "a Ling-Lam network file")
     missing = [name for name in ("kind", "order", "genes") if name not in record]
     if missing:
         raise ValueError(f"{path} lacks the field(s) {missing}")

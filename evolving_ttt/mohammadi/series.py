@@ -41,6 +41,7 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
+from evolving_ttt.records import read_record
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",
@@ -370,14 +371,7 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
         Naming the file and what is wrong: not JSON, another format or version, a missing field, or a
         program text that does not parse (with the character where it fails).
     """
-    try:
-        data = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON ({error})") from None
-    if not isinstance(data, dict) or data.get("format") != PROGRAM_FORMAT:
-        raise ValueError(f'{path}: not a saved program (expected "format": "{PROGRAM_FORMAT}")')
-    if data.get("version") != 1:
-        raise ValueError(f"{path}: unknown version {data.get('version')!r} (this code reads version 1)")
+    data = read_record(path, PROGRAM_FORMAT, "a saved program")
     if not isinstance(data.get("program"), str):
         raise ValueError(f'{path}: "program" must be the program\'s text, such as "PLAY-AT(pos11)"')
     provenance = data.get("provenance", {})

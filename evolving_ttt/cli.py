@@ -73,13 +73,15 @@ def machine_memory() -> int | None:
         return None
 
 
-def check_memory(needed: int, what: str, share: float = 0.75) -> None:
+def check_memory(
+    needed: int, what: str, share: float = 0.75, advice: str = "Use fewer parents, trials or workers."
+) -> None:
     """Raise ``ValueError`` if ``needed`` bytes exceed ``share`` of the machine's memory (chapter 7)."""
     total = machine_memory()
     if total is not None and needed > share * total:
         raise ValueError(
             f"{what} needs about {needed / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB "
-            f"(the limit is {share:.0%} of it). Use fewer parents, trials or workers."
+            f"(the limit is {share:.0%} of it). {advice}"
         )
 
 
@@ -254,6 +256,9 @@ def _ling_lam_command(args, parser: argparse.ArgumentParser) -> int:
         workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
         check_count(workers, "--workers")
         check_output_path(args.out, "--out")
+        from evolving_ttt.ling_lam.experiment import estimated_memory as training_memory
+
+        check_memory(training_memory(config, len(methods)), f"training {config.seeds} seeds", advice="Use fewer seeds.")
         data_files = {}
         if args.data_dir:
             folder = Path(args.data_dir)
@@ -302,6 +307,9 @@ def _al_khateeb_command(parser: argparse.ArgumentParser, args: argparse.Namespac
         if Path(args.out).suffix != ".npz":
             raise ValueError(f"--out {args.out}: the record is a .npz file; give a name ending in .npz")
         check_output_path(args.out, "--out")
+        from evolving_ttt.al_khateeb.engine import estimated_memory as coevolution_memory
+
+        check_memory(coevolution_memory(config), f"a co-evolution of {config.runs} runs", advice="Use fewer runs.")
         if args.champion:
             if Path(args.champion).suffix != ".json":
                 raise ValueError(f"--champion {args.champion}: TTT is saved as JSON; give a name ending in .json")

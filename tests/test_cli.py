@@ -232,3 +232,17 @@ def test_arena_command_prints_the_table_and_writes_the_json(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["arena", "--json", "/no/such/dir/arena.json"])
     assert "--json /no/such/dir/arena.json: the folder /no/such/dir does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["al-khateeb", "--runs", "100000000"], "a co-evolution of 100000000 runs needs about .* GiB.* Use fewer runs"),
+        (["ling-lam", "--seeds", "100000000"], "training 100000000 seeds needs about .* GiB.* Use fewer seeds"),
+    ],
+)
+def test_system_commands_refuse_runs_too_large_for_the_machine_before_starting(tmp_path, capsys, command, message):
+    with pytest.raises(SystemExit) as stop:
+        main([*command, "--out", str(tmp_path / "run.npz"), "--quiet"])
+    assert stop.value.code == 2
+    assert re.search(message, capsys.readouterr().err)

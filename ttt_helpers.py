@@ -69,7 +69,12 @@ from evolving_ttt.fogel.network import (
 # Chapter 6: evolution (book/06_evolution.ipynb)
 from evolving_ttt.fogel.evolution import (
     ExperimentConfig, PAPER_EXPERIMENT, trial_generators, EvolutionRun, merge_runs, keep_freed_memory, evolve,
-    POPULATION_FIELDS, save_run, load_run, RUN_CACHE_VARIABLE, run_experiment,
+    POPULATION_FIELDS, save_run, load_run, run_experiment,
+)
+
+# Chapter 6: the run cache that shares long runs within a build (every system's run_* functions use it)
+from evolving_ttt.records import (
+    RUN_CACHE_VARIABLE, cached_run, read_record,
 )
 
 # Chapter 7: the performance curve, Fogel's Figure 2 (book/07_figure2.ipynb)

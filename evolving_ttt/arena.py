@@ -49,7 +49,6 @@ from evolving_ttt.ling_lam.network import GRID_NUMBERS
 from evolving_ttt.mohammadi.programs import program_move, program_path, program_policy
 from evolving_ttt.mohammadi.series import DEFAULT_PROGRAM, load_program
 from evolving_ttt.outcomes import (
-    POLICY_SHAPE,
     audit_policy,
     best_response_policy,
     check_policy,
@@ -112,11 +111,8 @@ class ArenaPlayer:
     explain: Callable[[np.ndarray, int], Explanation] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        check_policy(self.x_policy, X, f"{self.name}'s x_policy")
-        check_policy(self.o_policy, O, f"{self.name}'s o_policy")
-        for table in (self.x_policy, self.o_policy):
-            if table.shape != POLICY_SHAPE:
-                raise ValueError(f"{self.name}: each policy must be one table of shape (19683, 9)")
+        check_policy(self.x_policy, X, f"{self.name}'s x_policy", single=True)
+        check_policy(self.o_policy, O, f"{self.name}'s o_policy", single=True)
 
     def policy(self, mark: int) -> np.ndarray:
         """The policy table of ``mark``."""
@@ -188,13 +184,12 @@ def best_response_player() -> ArenaPlayer:
     the rule base's move probabilities.
     """
     payoff = (1.0, -10.0, 0.0)
-    x_table, _ = best_response_policy(rule_base_policy(O), X, payoff)
+    x_table, x_values = best_response_policy(rule_base_policy(O), X, payoff)
     ceiling = best_response()
     rows = np.flatnonzero(ceiling.policy >= 0)
     x_table[rows] = 0.0
     x_table[rows, ceiling.policy[rows]] = 1.0
     o_table, o_values = best_response_policy(rule_base_policy(X), O, payoff)
-    _, x_values = best_response_policy(rule_base_policy(O), X, payoff)
     tables = {X: (x_table, x_values), O: (o_table, o_values)}
 
     def explain(board: np.ndarray, mark: int) -> Explanation:

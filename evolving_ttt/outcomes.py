@@ -52,17 +52,22 @@ def boards_to_move(mark: int) -> np.ndarray:
     return rows
 
 
-def check_policy(policy: np.ndarray, mark: int, name: str = "policy") -> np.ndarray:
+def check_policy(policy: np.ndarray, mark: int, name: str = "policy", single: bool = False) -> np.ndarray:
     """Return ``policy`` as a float array after checking that it is a policy table for ``mark`` (chapter 11).
+
+    With ``single`` it must be one table, shape (19683, 9), with no batch axes.
 
     Raises
     ------
     ValueError
-        If the shape is not ``(..., 19683, 9)``, a probability is negative or not finite, a square that
-        is not empty gets probability, or a row of a board where ``mark`` is to move does not sum to 1.
+        If the shape is not ``(..., 19683, 9)`` (or not ``(19683, 9)`` with ``single``), a probability is
+        negative or not finite, a square that is not empty gets probability, or a row of a board where
+        ``mark`` is to move does not sum to 1.
     """
     if not isinstance(policy, np.ndarray):
         raise ValueError(f"{name} must be a numpy array of shape (..., 19683, 9); got {type(policy).__name__}")
+    if single and policy.shape != POLICY_SHAPE:
+        raise ValueError(f"{name} must be one table of shape (19683, 9); got {policy.shape}")
     if policy.shape[-2:] != POLICY_SHAPE:
         raise ValueError(f"{name} must have shape (..., 19683, 9); got {policy.shape}")
     policy = policy.astype(float, copy=False)
@@ -192,10 +197,8 @@ def sample_games(
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
     games = check_count(games, "games", minimum=0)
-    policies = {X: check_policy(x_policy, X, "x_policy"), O: check_policy(o_policy, O, "o_policy")}
-    for name, policy in (("x_policy", x_policy), ("o_policy", o_policy)):
-        if policy.shape != POLICY_SHAPE:
-            raise ValueError(f"{name} must be one table of shape (19683, 9) here; got {policy.shape}")
+    policies = {X: check_policy(x_policy, X, "x_policy", single=True), O: check_policy(o_policy, O, "o_policy",
+                                                                                      single=True)}  # fmt: skip
     tables = board_tables()
     results, all_moves = np.zeros(games, dtype=np.int8), []
     for g in range(games):
@@ -228,9 +231,7 @@ def best_response_policy(opponent_policy: np.ndarray, mark: int, payoff: tuple[f
     boards that cannot arise).
     """
     mark = check_mark(mark)
-    opponent_policy = check_policy(opponent_policy, -mark, "opponent_policy")
-    if opponent_policy.shape != POLICY_SHAPE:
-        raise ValueError(f"opponent_policy must be one table of shape (19683, 9); got {opponent_policy.shape}")
+    opponent_policy = check_policy(opponent_policy, -mark, "opponent_policy", single=True)
     win, loss, draw = (float(v) for v in payoff)
     tables = board_tables()
     values = np.full(N_BOARDS, np.nan)
@@ -287,9 +288,7 @@ def audit_policy(policy: np.ndarray, mark: int) -> PolicyAudit:
     stochastic players: reachability runs forward one number of marks at a time.
     """
     mark = check_mark(mark)
-    policy = check_policy(policy, mark)
-    if policy.shape != POLICY_SHAPE:
-        raise ValueError(f"policy must be one table of shape (19683, 9); got {policy.shape}")
+    policy = check_policy(policy, mark, single=True)
     tables, values = board_tables(), minimax_values()
     reached = np.zeros(N_BOARDS, dtype=bool)
     reached[0] = True

@@ -52,13 +52,13 @@ def encode_side(policy: np.ndarray, mark: int, name: str = "player") -> tuple[fl
             epsilons.append(low * tables.n_empty[i])
         codes[i] = int((chosen.astype(np.int64) << np.arange(9)).sum())
     epsilon = float(np.median(epsilons)) if epsilons else 0.0
-    decoded = decode_side(epsilon, "".join(DIGITS[c // 32] + DIGITS[c % 32] for c in codes), mark)
-    if not np.allclose(decoded, policy, rtol=0, atol=1e-9):
+    text = "".join(DIGITS[c // 32] + DIGITS[c % 32] for c in codes)
+    if not np.allclose(decode_side(epsilon, text, mark), policy, rtol=0, atol=1e-9):
         raise ValueError(
             f"{name} as {SYMBOLS[mark]} does not fit the static board's form (epsilon-random, else uniform over "
             "a set of squares, one epsilon for the side)"
         )
-    return epsilon, "".join(DIGITS[c // 32] + DIGITS[c % 32] for c in codes)
+    return epsilon, text
 
 
 def decode_side(epsilon: float, codes: str, mark: int) -> np.ndarray:

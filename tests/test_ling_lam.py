@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE as FOGEL_RUN_CACHE_VARIABLE
 from evolving_ttt.game import EMPTY, WIN_LINES, O, X, board_from_string, board_index, is_game_over, play
 from evolving_ttt.game import player_to_move as to_move
 from evolving_ttt.ling_lam import engine, experiment, ga, heuristic, network
 from evolving_ttt.outcomes import policy_table
+from evolving_ttt.records import RUN_CACHE_VARIABLE
 
 # --------------------------------------------------------------------------------------------- the heuristic
 
@@ -300,14 +300,14 @@ def test_training_gives_the_same_runs_for_any_number_of_workers():
     assert np.array_equal(alone.champions[0], one.champions[0])
 
 
-def test_run_cache_uses_fogels_variable(tmp_path, monkeypatch):
-    assert experiment.RUN_CACHE_VARIABLE == FOGEL_RUN_CACHE_VARIABLE
-    monkeypatch.setenv(experiment.RUN_CACHE_VARIABLE, str(tmp_path))
+def test_run_cache_is_the_builds_shared_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(RUN_CACHE_VARIABLE, str(tmp_path))
     config = experiment.LingLamConfig(seeds=2, iterations=5)
     first = experiment.run_training("baseline", config, seed=2, progress=False, workers=1)
     assert len(list(tmp_path.glob("ling-lam-*.npz"))) == 1
     again = experiment.run_training("baseline", config, seed=2, progress=False, workers=1)
     assert np.array_equal(first.best_fitness, again.best_fitness) and again.config == config
+    assert not list(tmp_path.glob("*.partial.npz"))  # the file was written whole, then renamed
 
 
 def test_config_refuses_bad_settings():

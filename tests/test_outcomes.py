@@ -225,3 +225,11 @@ def test_best_response_policy_is_chapter_10s_expectimax():
         assert np.isclose(values[board_index(play(boards[i], a))], values[board_index(play(boards[i], b))], atol=1e-12)
     with pytest.raises(ValueError, match="opponent_policy must give each board where O is to move"):
         best_response_policy(random_policy(X), X)
+
+
+def test_functions_of_one_table_refuse_a_batch_of_them():
+    batch = np.stack([random_policy(X)] * 2)
+    for call in (lambda: audit_policy(batch, X), lambda: best_response_policy(np.stack([random_policy(O)] * 2), X),
+                 lambda: sample_games(batch, random_policy(O), np.random.default_rng(0), 1)):  # fmt: skip
+        with pytest.raises(ValueError, match=r"must be one table of shape \(19683, 9\); got \(2, 19683, 9\)"):
+            call()

@@ -21,7 +21,6 @@ Three ideas make it fast:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -46,9 +45,8 @@ from evolving_ttt.al_khateeb.evaluator import (
     self_adaptive_mutation,
     trial_generators,
 )
-from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
-from evolving_ttt.records import read_record
+from evolving_ttt.records import cached_run, read_record
 
 
 @cache
@@ -312,20 +310,11 @@ def run_coevolution(
     reads it instead of running again (as :func:`evolving_ttt.fogel.evolution.run_experiment` does).
     """
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
-    path = None
-    if folder:
-        key = json.dumps({"system": "al-khateeb", "config": config.as_dict(), "seed": int(seed)}, sort_keys=True)
-        path = Path(folder) / f"al-khateeb-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
-        if path.exists():
-            return load_coevolution_run(path)
-    run = coevolve(config, seed=seed, progress=progress, workers=workers)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial.npz")
-        save_coevolution_run(run, partial)
-        partial.replace(path)  # a complete file or none: safe if two processes race
-    return run
+    key = {"system": "al-khateeb", "config": config.as_dict(), "seed": int(seed)}
+    return cached_run(
+        "al-khateeb", key, ".npz", lambda: coevolve(config, seed=seed, progress=progress, workers=workers),
+        save_coevolution_run, load_coevolution_run,
+    )  # fmt: skip
 
 
 EVALUATOR_FORMAT = "al-khateeb-evaluator"

@@ -29,6 +29,7 @@ from evolving_ttt.fogel.selection import (
     take_networks,
 )
 from evolving_ttt.game import check_count
+from evolving_ttt.records import cached_run
 
 
 @dataclass(frozen=True)
@@ -327,8 +328,6 @@ def load_run(path: str | Path) -> EvolutionRun:
         )
 
 
-RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
-"""Environment variable naming a folder where :func:`run_experiment` shares runs within one build (chapter 6)."""
 
 
 def run_experiment(
@@ -343,24 +342,13 @@ def run_experiment(
     the variable at a folder they empty first, so each build computes every run exactly once. Without the
     variable (a reader running a chapter) the run is always computed.
     """
-    import hashlib
     import os
 
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
-    path = None
-    if folder:
-        key = json.dumps({"config": config.as_dict(), "seed": int(seed)}, sort_keys=True)
-        path = Path(folder) / f"run-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
-        if path.exists():
-            return load_run(path)
-    run = evolve(config, seed=seed, progress=progress, workers=workers, record_best=True)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial.npz")
-        save_run(run, partial)
-        partial.replace(path)  # a complete file or none: safe if two processes race
-    return run
+    return cached_run(
+        "run", {"config": config.as_dict(), "seed": int(seed)}, ".npz",
+        lambda: evolve(config, seed=seed, progress=progress, workers=workers, record_best=True), save_run, load_run,
+    )  # fmt: skip
 
 
 def champion_provenance(run: EvolutionRun, trial: int = 0) -> dict:

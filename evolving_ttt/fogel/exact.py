@@ -113,9 +113,7 @@ def protocol_score(
     base's play after that. Equals :func:`exact_score` for a network's table.
     """
     check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    x_policy = check_policy(x_policy, X, "x_policy")
-    if x_policy.shape != POLICY_SHAPE:
-        raise ValueError(f"x_policy must be one table of shape (19683, 9); got {x_policy.shape}")
+    x_policy = check_policy(x_policy, X, "x_policy", single=True)
     win, loss, draw = check_payoff(payoff)
     table = outcome_table(x_policy, rule_base_policy(O, rules)) @ np.array([win, draw, loss])
     total = 0.0

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -21,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE  # the build's run cache, shared with Fogel's runs
 from evolving_ttt.game import (
     EMPTY,
     MARK_DIGIT,
@@ -52,7 +50,10 @@ from evolving_ttt.ling_lam.network import (
     training_positions,
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
-from evolving_ttt.records import read_record
+from evolving_ttt.records import (  # the build's run cache, shared by all systems
+    cached_run,
+    read_record,
+)
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
 """The fitness the paper reports after 50,000 iterations, one run each."""
@@ -290,20 +291,11 @@ def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int 
     call with the same arguments reads it back.
     """
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
-    path = None
-    if folder:
-        key = json.dumps({"method": method, "config": config.as_dict(), "seed": int(seed)}, sort_keys=True)
-        path = Path(folder) / f"ling-lam-{hashlib.sha256(key.encode()).hexdigest()[:20]}.npz"
-        if path.exists():
-            return load_training_runs(path)[method]
-    run = train(method, config, seed, progress, workers)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial.npz")
-        save_training_runs({method: run}, partial)
-        partial.replace(path)  # a complete file or none
-    return run
+    return cached_run(
+        "ling-lam", {"method": method, "config": config.as_dict(), "seed": int(seed)}, ".npz",
+        lambda: train(method, config, seed, progress, workers),
+        lambda run, path: save_training_runs({method: run}, path), lambda path: load_training_runs(path)[method],
+    )  # fmt: skip
 
 
 RUNS_FILE_FORMAT = "ling-lam-runs"

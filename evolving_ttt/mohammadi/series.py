@@ -10,16 +10,13 @@ with a person. :func:`run_series` caches whole series in the ``TTT_RUN_CACHE`` f
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from deap import gp
 
-from evolving_ttt.fogel.evolution import RUN_CACHE_VARIABLE
 from evolving_ttt.game import check_count
 from evolving_ttt.mohammadi.coevolution import (
     PAPER_MOHAMMADI,
@@ -41,7 +38,7 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
-from evolving_ttt.records import read_record
+from evolving_ttt.records import cached_run, read_record
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",
@@ -305,20 +302,9 @@ def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progres
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
     """
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
-    path = None
-    if folder:
-        key = json.dumps({"mohammadi": config.as_dict(), "seed": int(seed)}, sort_keys=True)
-        path = Path(folder) / f"mohammadi-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
-        if path.exists():
-            return load_series(path)
-    record = evolve_series(config, seed, progress)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial.json")
-        save_series(record, partial)
-        partial.replace(path)
-    return record
+    key = {"mohammadi": config.as_dict(), "seed": int(seed)}
+    compute = lambda: evolve_series(config, seed, progress)
+    return cached_run("mohammadi", key, ".json", compute, save_series, load_series)
 
 
 def series_provenance(record: SeriesRecord) -> dict:

@@ -3,7 +3,7 @@
 The chapters import it through ``ttt_helpers`` (``import ttt_helpers as th``); tests and other code import the
 modules directly. Imports run one way, from the bottom up:
 
-* ``game``, ``records``: the game and its base-3 board index; reading the book's JSON data files;
+* ``game``, ``records``: the game and its base-3 board index; the book's JSON data files and its run cache;
 * ``drawing``, ``statistics``, ``perfect``: pictures, confidence limits and perfect play;
 * ``outcomes``: players as tables of move probabilities, and exact results of any two of them;
 * the systems, one subpackage each: ``fogel`` (Fogel 1993, the spine, chapters 2 to 13), ``al_khateeb``

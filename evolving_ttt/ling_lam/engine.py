@@ -59,7 +59,7 @@ def improved_ga_lockstep(
     label = f"improved GA, {S} runs x {settings.iterations} iterations"
     for t in _progress(range(settings.iterations), progress, label):
         d = next(draws)
-        first, second = roulette(fitness, d[:, 0]), roulette(fitness, d[:, 1])
+        first, second = roulette(fitness[:, None, :], d[:, :2]).T  # both spins at once
         candidates = crossover_candidates(population[rows, first], population[rows, second], settings.w)
         candidate_fitness = evaluate(candidates.reshape(S * 4, n)).reshape(S, 4)
         offspring = candidates[rows, np.argmax(candidate_fitness, axis=1)]

@@ -131,13 +131,12 @@ def crossover_candidates(first: np.ndarray, second: np.ndarray, w: float) -> np.
     through their minimum; and the mean of the bounds and of the parents, weighted by ``1 - w`` and ``w``.
     """
     high, low = np.maximum(first, second), np.minimum(first, second)
-    candidates = np.stack([
-        (first + second) / 2,
-        UPPER * (1 - w) + high * w,
-        LOWER * (1 - w) + low * w,
-        ((UPPER + LOWER) * (1 - w) + (first + second) * w) / 2,
-    ], axis=-2)  # fmt: skip
-    return np.clip(candidates, LOWER, UPPER)
+    candidates = np.empty(high.shape[:-1] + (4, high.shape[-1]))
+    np.multiply(first + second, 0.5, out=candidates[..., 0, :])  # (x + y) / 2: halving is exact either way
+    np.add(UPPER * (1 - w), high * w, out=candidates[..., 1, :])
+    np.add(LOWER * (1 - w), low * w, out=candidates[..., 2, :])
+    np.divide((UPPER + LOWER) * (1 - w) + (first + second) * w, 2, out=candidates[..., 3, :])
+    return np.clip(candidates, LOWER, UPPER, out=candidates)
 
 
 def mutants(offspring: np.ndarray, draws: np.ndarray, subset_probability: float = 0.5) -> np.ndarray:
@@ -148,13 +147,17 @@ def mutants(offspring: np.ndarray, draws: np.ndarray, subset_probability: float 
     subset (each gene with probability ``subset_probability``), the third every gene.
     """
     n = offspring.shape[-1]
-    new = lambda u: LOWER + (UPPER - LOWER) * u  # noqa: E731
-    one = offspring.copy()
+    children = np.empty(offspring.shape[:-1] + (3, n))
+    one, subset, every = children[..., 0, :], children[..., 1, :], children[..., 2, :]
     gene = np.minimum((draws[..., 2] * n).astype(int), n - 1)
-    np.put_along_axis(one, gene[..., None], new(draws[..., 3])[..., None], axis=-1)
-    subset = np.where(draws[..., 4 : 4 + n] < subset_probability, new(draws[..., 4 + n : 4 + 2 * n]), offspring)
-    every = new(draws[..., 4 + 2 * n : 4 + 3 * n])
-    return np.stack([one, subset, every], axis=-2)
+    one[...] = offspring
+    np.copyto(one, LOWER + (UPPER - LOWER) * draws[..., 3:4], where=np.arange(n) == gene[..., None])
+    subset[...] = offspring
+    np.copyto(subset, LOWER + (UPPER - LOWER) * draws[..., 4 + n : 4 + 2 * n],
+              where=draws[..., 4 : 4 + n] < subset_probability)  # fmt: skip
+    np.multiply(UPPER - LOWER, draws[..., 4 + 2 * n : 4 + 3 * n], out=every)
+    every += LOWER
+    return children
 
 
 def replace_worst(

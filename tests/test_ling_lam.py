@@ -91,6 +91,38 @@ def test_transfer_limits_shape_and_zero_spread():
     assert list(t(np.array([-0.5, 0.0, 0.5]), 0.0, 0.0)) == [-1.0, 0.0, 1.0]  # spread 0: the step
 
 
+def test_the_exponent_floor_changes_no_bit():
+    rng = np.random.default_rng(4)
+    f, mean = rng.uniform(-3, 3, 5000), rng.uniform(-1, 1, 5000)
+    spread = 10.0 ** rng.uniform(-12, 1, 5000)  # exponents from about 0 down to -1e24
+    spread[:50], f[:25] = 0.0, mean[:25]  # the step, and 0 on it
+    d = f - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exponent = np.fmin(d * d * (-0.5 / (spread * spread)), 0.0)
+    unfloored = np.copysign(1.0 - np.exp(exponent), d)
+    assert np.mean(exponent < network.EXPONENT_FLOOR) > 0.3  # the floor is reached often
+    assert np.array_equal(network.transfer(f, mean, spread).view(np.int64), unfloored.view(np.int64))
+
+
+@pytest.mark.parametrize(("step", "neighbour"), [(1, network.NEXT_NEURON), (-1, network.PREVIOUS_NEURON)])
+def test_the_shifted_neighbours_are_the_gathered_ones(step, neighbour):
+    rng = np.random.default_rng(5)
+    link, hidden = rng.uniform(-1, 1, (6, 8)), rng.uniform(-1, 1, (11, 6, 8))
+    assert np.array_equal(network._times_neighbour(link, hidden, step), link * hidden[..., neighbour])
+    with pytest.raises(ValueError, match="step must be 1 or -1"):
+        network._times_neighbour(link, hidden, 2)
+
+
+@pytest.mark.parametrize("order", network.HIDDEN_ORDERS)
+def test_a_network_gets_the_same_bits_in_any_batch(order):
+    rng = np.random.default_rng(6)
+    genes, inputs = rng.uniform(-1, 1, (7, network.NNDTF_GENES)), network.training_positions(count=30).inputs
+    together = network.nndtf_outputs(genes, inputs, order)
+    alone = np.array([network.nndtf_outputs(g, inputs, order) for g in genes])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(network.nndtf_outputs(genes[None], inputs, order)[0], together)
+
+
 def test_neighbours_wrap_around():
     assert list(network.NEXT_NEURON) == [1, 2, 3, 4, 5, 6, 7, 0]
     assert list(network.PREVIOUS_NEURON) == [7, 0, 1, 2, 3, 4, 5, 6]

@@ -197,8 +197,10 @@ def sample_games(
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}")
     games = check_count(games, "games", minimum=0)
-    policies = {X: check_policy(x_policy, X, "x_policy", single=True), O: check_policy(o_policy, O, "o_policy",
-                                                                                      single=True)}  # fmt: skip
+    policies = {
+        X: check_policy(x_policy, X, "x_policy", single=True),
+        O: check_policy(o_policy, O, "o_policy", single=True),
+    }
     tables = board_tables()
     results, all_moves = np.zeros(games, dtype=np.int8), []
     for g in range(games):

@@ -328,8 +328,6 @@ def load_run(path: str | Path) -> EvolutionRun:
         )
 
 
-
-
 def run_experiment(
     config: ExperimentConfig = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
 ) -> EvolutionRun:

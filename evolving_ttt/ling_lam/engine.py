@@ -90,7 +90,7 @@ def traditional_ga_lockstep(
     label = f"traditional GA, {S} runs x {settings.iterations} iterations"
     for t in _progress(range(settings.iterations), progress, label):
         d = next(draws)
-        first, second = roulette(fitness, d[:, 0]), roulette(fitness, d[:, 1])
+        first, second = roulette(fitness[:, None, :], d[:, :2]).T  # both spins at once
         children = arithmetic_crossover(population[rows, first], population[rows, second], d[:, 2], d[:, 3],
                                         settings.crossover)  # fmt: skip
         children = nonuniform_mutation(children, d[:, 4:], t + 1, settings)

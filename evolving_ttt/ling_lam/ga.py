@@ -107,9 +107,14 @@ def traditional_draw_count(n_genes: int) -> int:
     return 4 + 6 * n_genes
 
 
+def _genes_from_uniform(u: np.ndarray) -> np.ndarray:
+    """Genes uniform in [-1, 1) from numbers uniform in [0, 1): the initial population's and the mutants' new values."""
+    return LOWER + (UPPER - LOWER) * u
+
+
 def random_chromosomes(rng: np.random.Generator, count: int, n_genes: int) -> np.ndarray:
     """``count`` chromosomes with genes uniform in [-1, 1) (the initial population)."""
-    return LOWER + (UPPER - LOWER) * rng.random((count, n_genes))
+    return _genes_from_uniform(rng.random((count, n_genes)))
 
 
 def roulette(fitness: np.ndarray, u: np.ndarray | float) -> np.ndarray:
@@ -130,12 +135,12 @@ def crossover_candidates(first: np.ndarray, second: np.ndarray, w: float) -> np.
     The mean of the parents; a pull towards the upper bound through their maximum; towards the lower bound
     through their minimum; and the mean of the bounds and of the parents, weighted by ``1 - w`` and ``w``.
     """
-    high, low = np.maximum(first, second), np.minimum(first, second)
+    high, low, both = np.maximum(first, second), np.minimum(first, second), first + second
     candidates = np.empty(high.shape[:-1] + (4, high.shape[-1]))
-    np.multiply(first + second, 0.5, out=candidates[..., 0, :])  # (x + y) / 2: halving is exact either way
+    np.multiply(both, 0.5, out=candidates[..., 0, :])  # (x + y) / 2: halving is exact either way
     np.add(UPPER * (1 - w), high * w, out=candidates[..., 1, :])
     np.add(LOWER * (1 - w), low * w, out=candidates[..., 2, :])
-    np.divide((UPPER + LOWER) * (1 - w) + (first + second) * w, 2, out=candidates[..., 3, :])
+    np.divide((UPPER + LOWER) * (1 - w) + both * w, 2, out=candidates[..., 3, :])
     return np.clip(candidates, LOWER, UPPER, out=candidates)
 
 
@@ -151,12 +156,11 @@ def mutants(offspring: np.ndarray, draws: np.ndarray, subset_probability: float 
     one, subset, every = children[..., 0, :], children[..., 1, :], children[..., 2, :]
     gene = np.minimum((draws[..., 2] * n).astype(int), n - 1)
     one[...] = offspring
-    np.copyto(one, LOWER + (UPPER - LOWER) * draws[..., 3:4], where=np.arange(n) == gene[..., None])
+    np.copyto(one, _genes_from_uniform(draws[..., 3:4]), where=np.arange(n) == gene[..., None])
     subset[...] = offspring
-    np.copyto(subset, LOWER + (UPPER - LOWER) * draws[..., 4 + n : 4 + 2 * n],
-              where=draws[..., 4 : 4 + n] < subset_probability)  # fmt: skip
-    np.multiply(UPPER - LOWER, draws[..., 4 + 2 * n : 4 + 3 * n], out=every)
-    every += LOWER
+    picked = draws[..., 4 : 4 + n] < subset_probability
+    np.copyto(subset, _genes_from_uniform(draws[..., 4 + n : 4 + 2 * n]), where=picked)
+    every[...] = _genes_from_uniform(draws[..., 4 + 2 * n : 4 + 3 * n])
     return children
 
 

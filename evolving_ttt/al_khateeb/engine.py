@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +46,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     trial_generators,
 )
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
+from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import cached_run, read_record
 
 
@@ -154,6 +155,7 @@ def coevolve(
     progress: bool | str = False,
     runs: Sequence[int] | None = None,
     workers: int = 1,
+    scheduler: object = None,
 ) -> CoevolutionRun:
     """Run the experiment: all runs together, their games in lockstep (chapter 15).
 
@@ -171,25 +173,26 @@ def coevolve(
         Run only these run numbers (default: all).
     workers
         Processes to share the runs between.
+    scheduler
+        A Dask cluster to run on instead (``"local"`` or a scheduler's address; see
+        :class:`evolving_ttt.parallel.TaskRunner`); the result is the same bits.
     """
     chosen = list(range(config.runs)) if runs is None else [int(r) for r in runs]
     if not chosen or any(not 0 <= r < config.runs for r in chosen) or len(set(chosen)) != len(chosen):
         raise ValueError(f"runs must be distinct run numbers from 0 to {config.runs - 1}; got {runs!r}")
-    workers = min(check_count(workers, "workers"), len(chosen))
-    if workers > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        board_tables(), swapped_index(), _board_columns()  # built before forking, shared by all processes
-        chunks = [list(map(int, c)) for c in np.array_split(chosen, workers)]
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-            others = [pool.submit(coevolve, config, seed, False, chunk, 1) for chunk in chunks[1:]]
-            label = f"{len(chosen)} runs x {config.generations} generations on {workers} processes"
-            here = coevolve(config, seed, progress if isinstance(progress, str) else progress and label, chunks[0])
-            return merge_coevolution_runs([here] + [job.result() for job in others])
+    if check_count(workers, "workers") > 1 or scheduler is not None:
+        parts = run_shared(
+            partial(_coevolve_share, config, seed), chosen, workers, scheduler, progress,
+            f"{len(chosen)} runs x {config.generations} generations",
+            lambda: (board_tables(), swapped_index(), _board_columns()),  # built before forking, shared
+        )  # fmt: skip
+        return merge_coevolution_runs(parts)
     return _coevolve_together(config, seed, chosen, progress)
+
+
+def _coevolve_share(config: AlKhateebConfig, seed: int, runs: list[int], progress) -> CoevolutionRun:
+    """One worker's share of :func:`coevolve`: these runs, in this process."""
+    return _coevolve_together(config, seed, runs, progress)
 
 
 def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], progress: bool | str):

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from evolving_ttt.fogel.selection import (
     take_networks,
 )
 from evolving_ttt.game import check_count
+from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import cached_run
 
 
@@ -178,6 +179,7 @@ def evolve(
     trials: Sequence[int] | None = None,
     workers: int = 1,
     record_best: bool = False,
+    scheduler: object = None,
 ) -> EvolutionRun:
     """Run ``config.trials`` independent trials of evolutionary programming together (chapter 6).
 
@@ -201,6 +203,10 @@ def evolve(
         generator, so the result is the same, bit for bit, for any number of workers.
     record_best
         Keep every generation's best-scoring network (for chapter 12).
+    scheduler
+        Run the trials on a Dask cluster instead: ``"local"`` starts one on this machine, an address such as
+        ``"tcp://10.0.0.5:8786"`` uses a running one (see :class:`evolving_ttt.parallel.TaskRunner`). The
+        result is the same bits.
     """
     keep_freed_memory()
     all_rngs = trial_generators(seed, config.trials)
@@ -209,27 +215,15 @@ def evolve(
         raise ValueError(f"trials must be trial numbers from 0 to {config.trials - 1}; got {trials!r}")
     if len(set(chosen_trials)) != len(chosen_trials):
         raise ValueError(f"trials must not repeat a trial number (each trial has one generator); got {trials!r}")
-    workers = min(check_count(workers, "workers"), len(chosen_trials))
-    if workers > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        # Build the engine's lookup tables before forking, so that all processes share one copy of them.
+    if check_count(workers, "workers") > 1 or scheduler is not None:
         rule_d_lines = config.rules.rule_d_lines
-        engine_steps(rule_d_lines), engine_steps(), x_turn_square_codes(), endgame(rule_d_lines)
-
-        chunks = [list(map(int, c)) for c in np.array_split(chosen_trials, workers)]
-        # fork copies this process as it is (no re-import of the caller's script); spawn where fork is missing.
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-            others = [pool.submit(evolve, config, seed, False, chunk, 1, record_best) for chunk in chunks[1:]]
-            # This process takes the first share, with the progress bar.
-            label = f"{len(chosen_trials)} trials x {config.generations} generations on {workers} processes"
-            here = evolve(
-                config, seed, progress if isinstance(progress, str) else progress and label, chunks[0], 1, record_best
-            )
-            return merge_runs([here] + [job.result() for job in others])
+        parts = run_shared(
+            partial(_evolve_share, config, seed, record_best), chosen_trials, workers, scheduler, progress,
+            f"{len(chosen_trials)} trials x {config.generations} generations",
+            # The engine's lookup tables, built before forking, so that all processes share one copy of them.
+            lambda: (engine_steps(rule_d_lines), engine_steps(), x_turn_square_codes(), endgame(rule_d_lines)),
+        )  # fmt: skip
+        return merge_runs(parts)
     rngs = [all_rngs[t] for t in chosen_trials]
     T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
     parents = random_population(rngs[0], P).reshape(1, P)
@@ -263,6 +257,11 @@ def evolve(
     return EvolutionRun(
         config, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points, best_networks
     )
+
+
+def _evolve_share(config: ExperimentConfig, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
+    """One worker's share of :func:`evolve`: these trials, in this process."""
+    return evolve(config, seed, progress, trials, 1, record_best)
 
 
 def estimated_memory(config: ExperimentConfig, workers: int = 1) -> int:

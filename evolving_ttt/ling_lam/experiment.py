@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,7 @@ from evolving_ttt.ling_lam.network import (
     training_positions,
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
+from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import (  # the build's run cache, shared by all systems
     cached_run,
     read_record,
@@ -212,6 +213,7 @@ class TrainingRun:
 
 
 def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress) -> GARun:
+    """One worker's share of :func:`train`: these runs of ``method``, in lockstep in this process."""
     rngs = [method_generators(seed, method, config.seeds)[s] for s in runs]
     kind, algorithm = METHODS[method]
     evaluate = fitness_function(kind, config.training(), config.order)
@@ -220,29 +222,17 @@ def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int],
 
 
 def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
-          workers: int = 1) -> TrainingRun:  # fmt: skip
+          workers: int = 1, scheduler: object = None) -> TrainingRun:  # fmt: skip
     """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
     Run s draws only from its own generator (:func:`method_generators`), so the result is the same, bit
-    for bit, for any number of workers. The bar follows this process's share of the runs.
+    for bit, for any number of workers, or on a Dask cluster (``scheduler``: ``"local"`` or a scheduler's
+    address, see :class:`evolving_ttt.parallel.TaskRunner`). The bar follows this process's share of the runs.
     """
     config.settings(method)  # checks the method
-    workers = min(check_count(workers, "workers"), config.seeds)
-    shares = [list(map(int, c)) for c in np.array_split(np.arange(config.seeds), workers)]
     label = progress if isinstance(progress, str) else f"{method}: {config.seeds} runs x {config.iterations} iterations"
-    if workers == 1:
-        parts = [_train_share(method, config, seed, shares[0], progress and label)]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        config.training()  # built before forking, so that the processes share it
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-            others = [pool.submit(_train_share, method, config, seed, share, False) for share in shares[1:]]
-            here = _train_share(method, config, seed, shares[0], progress and f"{label} on {workers} processes")
-            parts = [here] + [job.result() for job in others]
+    parts = run_shared(partial(_train_share, method, config, seed), list(range(config.seeds)), workers, scheduler,
+                       progress and label, label, config.training)  # fmt: skip
     return TrainingRun(
         method, config, int(seed), np.concatenate([p.best_fitness for p in parts]),
         np.concatenate([p.champions for p in parts]), np.concatenate([p.champion_fitness for p in parts]),

@@ -212,10 +212,33 @@ from evolving_ttt.static_board import (
 )
 
 # Chapter 21: the arena, every system's players on the same exact yardsticks
+from evolving_ttt.players import (
+    Explanation, ArenaPlayer, table_player, square_values, probability_explanation,
+)
 from evolving_ttt.arena import (
-    Explanation, ArenaPlayer, table_player, square_values, probability_explanation, perfect_explanation,
-    best_response_player, reference_players, fogel_champion, catalogue, OPPONENTS,
+    perfect_explanation, best_response_player, reference_players, catalogue, OPPONENTS,
     results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
+)
+from evolving_ttt.fogel.system import (
+    fogel_champion,
+)
+from evolving_ttt.al_khateeb.system import (
+    Evaluator, al_khateeb_ttt,
+)
+from evolving_ttt.ling_lam.system import (
+    LingLamTask, ling_lam_players,
+)
+from evolving_ttt.mohammadi.system import (
+    mohammadi_champion,
+)
+
+# Chapter 22: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
+from evolving_ttt.systems import (
+    System, BUILT_IN, check_system, register_system, unregister_system, registered_systems, get_system,
+    register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
+)
+from evolving_ttt.parallel import (
+    LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,
 )
 
 # The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi

@@ -11,167 +11,34 @@ the same way, exactly, by walking the game tree with the players' move probabili
    moves worse than the best move there;
 4. a round robin among all players, both sides.
 
-Evolved players are loaded from their files in ``book/data/``, so the arena judges exactly what the
-system chapters saved. The module sits on top of the systems; nothing but the command line imports it.
+Evolved players come from the registry of systems (:mod:`evolving_ttt.systems`): each system loads its players
+from their files in ``book/data/``, so the arena judges exactly what the system chapters saved. A reader's own
+player joins through :func:`evolving_ttt.systems.register_player` (chapter 22). The players themselves are
+:class:`~evolving_ttt.players.ArenaPlayer` objects (:mod:`evolving_ttt.players`). The module sits on top of the
+systems.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.al_khateeb.engine import load_evaluator
-from evolving_ttt.al_khateeb.evaluator import move_values, one_ply_move
-from evolving_ttt.al_khateeb.results import evaluator_policy
 from evolving_ttt.fogel.exact import best_response, protocol_score, rule_base_policy
-from evolving_ttt.fogel.network import load_network, network_move, network_outputs
 from evolving_ttt.fogel.opponent import PAPER_RULES
-from evolving_ttt.game import (
-    MARK_DIGIT,
-    POWERS_OF_3,
-    SYMBOLS,
-    O,
-    X,
-    board_index,
-    check_instance,
-    check_mark,
-    is_game_over,
-    player_to_move,
-    validate_board,
-)
-from evolving_ttt.ling_lam.experiment import load_trained_network, network_policy
-from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
-from evolving_ttt.ling_lam.network import GRID_NUMBERS
-from evolving_ttt.mohammadi.programs import program_move, program_path, program_policy
-from evolving_ttt.mohammadi.series import DEFAULT_PROGRAM, load_program
+from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, SYMBOLS, O, X, board_index, check_instance, check_mark
 from evolving_ttt.outcomes import (
     audit_policy,
     best_response_policy,
-    check_policy,
     outcome_probabilities,
     perfect_policy,
-    policy_table,
     random_policy,
 )
 from evolving_ttt.perfect import minimax_values
-
-DATA = Path(__file__).resolve().parents[1] / "book" / "data"
-"""The folder of the saved players (every system chapter writes its players there)."""
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why a player moves where it does on one board: what the play chapter shows beside the board (chapter 14).
-
-    Attributes
-    ----------
-    values
-        Nine numbers, one per square, that the player's choice rests on (nan on occupied squares), or
-        all nan when its reasons are not numbers.
-    label
-        What the numbers are ("output", "minimax value", ...).
-    text
-        One or two sentences; for a program, the path through it that reached the move.
-    move
-        The square the player plays (for a stochastic player, one of its likely squares).
-    """
-
-    values: np.ndarray
-    label: str
-    text: str
-    move: int
-
-
-@dataclass(frozen=True, eq=False)
-class ArenaPlayer:
-    """A player of either side, as two policy tables (book/21_arena.ipynb).
-
-    Attributes
-    ----------
-    name, system, description
-        What the player is called, which system (or reference) it comes from, and one line about it.
-    x_policy, o_policy
-        Its policy tables as X and as O, shape (19683, 9) each.
-    training
-        What making it cost, in words (games played or positions scored), or "" for reference players.
-    explain
-        ``explain(board, mark) -> Explanation``: why the player moves where it does (chapter 14).
-    """
-
-    name: str
-    system: str
-    description: str
-    x_policy: np.ndarray = field(repr=False)
-    o_policy: np.ndarray = field(repr=False)
-    training: str = ""
-    explain: Callable[[np.ndarray, int], Explanation] | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        check_policy(self.x_policy, X, f"{self.name}'s x_policy", single=True)
-        check_policy(self.o_policy, O, f"{self.name}'s o_policy", single=True)
-
-    def policy(self, mark: int) -> np.ndarray:
-        """The policy table of ``mark``."""
-        return self.x_policy if check_mark(mark) == X else self.o_policy
-
-    @property
-    def deterministic(self) -> bool:
-        """Whether the player always makes the same move on the same board."""
-        return all(bool(np.all((table == 0) | (table == 1))) for table in (self.x_policy, self.o_policy))
-
-    def move(self, board: Sequence[int] | np.ndarray, rng: np.random.Generator | None = None) -> int:
-        """The player's move on ``board`` for the side to move; a stochastic player draws it from ``rng``.
-
-        Raises
-        ------
-        ValueError
-            If the board is not legal or the game is over, or a stochastic choice has no ``rng``.
-        """
-        values = validate_board(board)
-        if is_game_over(values):
-            raise ValueError("the game is over on this board; there is no move to make")
-        row = self.policy(player_to_move(values))[board_index(values)]
-        squares = np.flatnonzero(row)
-        if len(squares) == 1:
-            return int(squares[0])
-        check_instance(rng, np.random.Generator, "rng", f"a numpy.random.Generator ({self.name} moves at random)")
-        return int(rng.choice(squares, p=row[squares] / row[squares].sum()))
-
-
-def table_player(
-    name: str,
-    system: str,
-    description: str,
-    move: Callable[[np.ndarray, int], int],
-    training: str = "",
-    explain: Callable[[np.ndarray, int], Explanation] | None = None,
-) -> ArenaPlayer:
-    """An :class:`ArenaPlayer` from a deterministic move function ``move(board, mark) -> square``."""
-    return ArenaPlayer(
-        name, system, description, policy_table(lambda board: move(board, X), X),
-        policy_table(lambda board: move(board, O), O), training, explain,
-    )  # fmt: skip
-
-
-def square_values(board: np.ndarray, values: Sequence[float]) -> np.ndarray:
-    """Nine values as floats with nan on the occupied squares of ``board`` (for an :class:`Explanation`)."""
-    board = np.asarray(board)
-    return np.where(board == 0, np.asarray(values, dtype=float), np.nan)
-
-
-def probability_explanation(policy: Callable[[int], np.ndarray], text: str) -> Callable[[np.ndarray, int], Explanation]:
-    """An ``explain`` that shows a player's move probabilities and says ``text`` (for stochastic players)."""
-
-    def explain(board: np.ndarray, mark: int) -> Explanation:
-        row = policy(mark)[board_index(board)]
-        return Explanation(square_values(board, row), "probability", text, int(np.argmax(row)))
-
-    return explain
-
+from evolving_ttt.players import ArenaPlayer, Explanation, probability_explanation, square_values
+from evolving_ttt.systems import registered_players, registered_systems, registry_version
 
 # --- The reference players --------------------------------------------------------------------------
 
@@ -239,104 +106,6 @@ def reference_players() -> tuple[ArenaPlayer, ...]:
                     perfect_policy(X, 0.1), perfect_policy(O, 0.1), explain=perfect_explanation(0.1)),
         best_response_player(),
     )  # fmt: skip
-
-
-def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
-    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 14)."""
-    network, provenance = load_network(path)
-    training = "50 parents + 50 offspring x 32 games x 800 generations = 2,560,000 games per trial"
-
-    def explain(board: np.ndarray, mark: int) -> Explanation:
-        move = network_move(network, board, mark)
-        side = "" if mark == X else " (as O it sees the board with the colours swapped)"
-        return Explanation(
-            square_values(board, network_outputs(network, board, mark)),
-            "output",
-            f"The network's nine outputs{side}; it plays its strongest empty square, {move}.",
-            move,
-        )
-
-    return table_player("Fogel champion", "Fogel (1993)",
-                        f"9-{network.hidden_count}-9 network, seed {provenance.get('seed')}",
-                        lambda board, mark: network_move(network, board, mark), training, explain)  # fmt: skip
-
-
-def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlayer:
-    """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 15, 16)."""
-    weights, _steps, provenance = load_evaluator(path)
-
-    def explain(board: np.ndarray, mark: int) -> Explanation:
-        moves, values = move_values(weights, board)
-        move = one_ply_move(weights, board)
-        shown = np.full(9, np.nan)
-        shown[moves] = values
-        return Explanation(shown, "evaluator's value of the board after the move",
-                           f"The evaluator judges the board after each legal move, seen from the mover's side; "
-                           f"it plays the best, square {move}.", move)  # fmt: skip
-
-    experiment = provenance.get("experiment", {})
-    training = (f"{experiment.get('runs', 20)} runs x {experiment.get('generations', 2000):,} generations x 380 "
-                f"round-robin games = {experiment.get('runs', 20) * experiment.get('generations', 2000) * 380:,} "
-                "games")  # fmt: skip
-    return ArenaPlayer("Al-Khateeb TTT", "Al-Khateeb (2012)",
-                       f"9-5-3-1 tanh evaluator, run {provenance.get('run')}, one-ply search",
-                       evaluator_policy(weights, X), evaluator_policy(weights, O), training, explain)  # fmt: skip
-
-
-def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
-    """Mohammadi's champion program, on either side (chapters 19, 20); the lowest empty square where it is silent."""
-    program, provenance = load_program(path)
-
-    def explain(board: np.ndarray, mark: int) -> Explanation:
-        move = program_move(program, board, mark)
-        return Explanation(np.full(9, np.nan), "none: a program does not score squares",
-                           f"Path through the program: {program_path(program, board, mark)}.", move)  # fmt: skip
-
-    config = provenance.get("config", {})
-    runs, generations = config.get("runs"), config.get("generations")
-    training = (f"{runs} runs x {generations} generations of fitnessless co-evolution, 128 programs, and a judge"
-                if runs and generations else "fitnessless co-evolution and a judge")  # fmt: skip
-    return ArenaPlayer("Mohammadi champion", "Mohammadi et al. (2013)", f"a program of {len(program)} nodes",
-                       program_policy(program, X), program_policy(program, O), training, explain)  # fmt: skip
-
-
-def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
-    """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 17 and 18).
-
-    All three score squares for X; as O they see the board with the colours swapped.
-    """
-    data = Path(data)
-
-    def heuristic_explain(board: np.ndarray, mark: int) -> Explanation:
-        move = heuristic_move(board, mark)
-        return Explanation(square_values(board, square_scores(board, mark)), "heuristic score",
-                           f"The heuristic adds up the scores of the lines through each empty square; it plays the "
-                           f"highest, square {move}.", move)  # fmt: skip
-
-    heuristic = ArenaPlayer("Ling-Lam heuristic", "Ling and Lam (2011)", "the move-scoring heuristic of Section 2",
-                            heuristic_policy(X), heuristic_policy(O), "designed by hand",
-                            heuristic_explain)  # fmt: skip
-    players = [heuristic]
-    for name, file in (("Ling-Lam NNDTF", "ling_lam_nndtf.json"), ("Ling-Lam baseline", "ling_lam_baseline.json")):
-        network, provenance = load_trained_network(data / file)
-
-        def explain(board: np.ndarray, mark: int, network=network) -> Explanation:
-            output = float(network.outputs(heuristic_encoding((np.asarray(board) * mark)[None]))[0])
-            target = 5 + 4 * output
-            move = network.move(board)
-            distance = -np.abs(GRID_NUMBERS - target)
-            return Explanation(square_values(board, distance), "minus the distance of the grid number to 5 + 4y",
-                               f"The network's output is y = {output:.3f}, grid number 5 + 4y = {target:.2f}; it "
-                               f"plays the empty square whose grid number is closest: square {move} (grid "
-                               f"number {GRID_NUMBERS[move]}).", move)  # fmt: skip
-
-        genes = "114-gene 9-8-1 NNDTF" if network.kind == "nndtf" else "89-gene 9-8-1 tanh network"
-        players.append(ArenaPlayer(
-            name, "Ling and Lam (2011)", f"{genes}, fitness {provenance.get('fitness', float('nan')):.4f}",
-            network_policy(network, X), network_policy(network, O),
-            f"{provenance.get('iterations', 0):,} GA iterations imitating the heuristic on 100 positions", explain,
-        ))  # fmt: skip
-    return tuple(players)
 
 
 # --- The yardsticks ---------------------------------------------------------------------------------
@@ -415,13 +184,30 @@ def round_robin_points(outcomes: np.ndarray) -> np.ndarray:
     return ((as_x * off).sum(axis=1) + (as_o * off).sum(axis=0)) / (2 * (n - 1))
 
 
-@cache
 def catalogue() -> tuple[ArenaPlayer, ...]:
-    """Every player of the book: the reference players, then each system's saved players (book/21_arena.ipynb).
+    """Every player of the book: the reference players, each registered system's saved players, then the players
+    registered with :func:`evolving_ttt.systems.register_player` (book/21_arena.ipynb, chapter 22).
 
-    Built once per process (tabulating the players takes a few seconds) and shared.
+    Built from the registry (:mod:`evolving_ttt.systems`) and kept until the registry changes: tabulating the
+    players takes a few seconds.
     """
-    return (*reference_players(), fogel_champion(), al_khateeb_ttt(), *ling_lam_players(), mohammadi_champion())
+    version = registry_version()
+    if _CATALOGUE.get("version") != version:
+        systems = tuple(player for system in registered_systems() for player in _book_players(system))
+        _CATALOGUE.update(version=version, players=(*reference_players(), *systems, *registered_players()))
+    return _CATALOGUE["players"]
+
+
+_CATALOGUE: dict = {}
+_SYSTEM_PLAYERS: dict = {}
+
+
+def _book_players(system) -> tuple[ArenaPlayer, ...]:
+    """A system's saved players, tabulated once per system object."""
+    key = (system.name, id(system))
+    if key not in _SYSTEM_PLAYERS:
+        _SYSTEM_PLAYERS[key] = tuple(system.book_players())
+    return _SYSTEM_PLAYERS[key]
 
 
 def arena_report(players: Sequence[ArenaPlayer] | None = None) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.arena import ArenaPlayer, Explanation, catalogue
+from evolving_ttt.arena import catalogue
 from evolving_ttt.fogel.network import Network, network_move
 from evolving_ttt.fogel.opponent import PAPER_RULES, near_perfect_move
 from evolving_ttt.game import (
@@ -31,6 +31,7 @@ from evolving_ttt.game import (
     winner,
 )
 from evolving_ttt.perfect import perfect_move
+from evolving_ttt.players import ArenaPlayer, Explanation
 
 OPPONENT_KINDS = ("champion", "rule base", "perfect")
 """The opponents a reader can play against (chapter 14)."""
@@ -78,7 +79,7 @@ class View:
     board
         The position the reasons belong to (occupied squares are greyed out).
     explanation
-        The opponent's :class:`~evolving_ttt.arena.Explanation` on ``board``.
+        The opponent's :class:`~evolving_ttt.players.Explanation` on ``board``.
     caption
         One sentence saying which board this is.
     """

@@ -19,6 +19,9 @@ from typing import TypeVar
 
 Run = TypeVar("Run")
 
+DATA = Path(__file__).resolve().parents[1] / "book" / "data"
+"""The folder of the book's saved players and results (every system chapter writes its players there)."""
+
 RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
 """The environment variable naming the folder where the chapters of one build share long runs (chapter 6)."""
 

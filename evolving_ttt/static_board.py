@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.arena import ArenaPlayer
 from evolving_ttt.game import N_BOARDS, SYMBOLS, O, X, board_tables, check_instance
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
+from evolving_ttt.players import ArenaPlayer
 
 DIGITS = "0123456789abcdefghijklmnopqrstuv"
 """The 32 digits of a mask's two-character code."""

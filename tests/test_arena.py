@@ -6,8 +6,11 @@ import pytest
 from evolving_ttt import arena
 from evolving_ttt.fogel.exact import best_response, exact_score
 from evolving_ttt.fogel.network import load_network, network_move
+from evolving_ttt.fogel.system import fogel_champion
 from evolving_ttt.game import O, X, board_from_string, is_game_over, legal_moves, play, player_to_move
 from evolving_ttt.outcomes import outcome_probabilities, random_policy
+from evolving_ttt.players import ArenaPlayer
+from evolving_ttt.records import DATA
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +20,7 @@ def references():
 
 @pytest.fixture(scope="module")
 def champion_player():
-    return arena.fogel_champion()
+    return fogel_champion()
 
 
 def test_the_best_response_player_reaches_the_ceiling_of_chapter_10(references):
@@ -27,7 +30,7 @@ def test_the_best_response_player_reaches_the_ceiling_of_chapter_10(references):
 
 
 def test_the_fogel_champion_in_the_arena_is_the_network_of_the_book(champion_player):
-    network, _ = load_network(arena.DATA / "champion.json")
+    network, _ = load_network(DATA / "champion.json")
     row = arena.measure(champion_player)
     assert np.isclose(row.protocol_score, exact_score(network)[0], rtol=0, atol=1e-9)
     assert row.can_lose == {"X": False, "O": True}  # chapter 11's audit as X; as O the swap loses (chapter 14)
@@ -68,7 +71,7 @@ def test_round_robin_points_by_hand():
 
 def test_moves_of_deterministic_and_stochastic_players(references, champion_player):
     board = board_from_string("XX. .O. ...")
-    network, _ = load_network(arena.DATA / "champion.json")
+    network, _ = load_network(DATA / "champion.json")
     assert champion_player.move(board) == network_move(network, board, O) == 7  # it fails to block (chapter 14)
     random = references["random"]
     assert not random.deterministic
@@ -84,7 +87,7 @@ def test_a_bad_table_is_refused_when_the_player_is_made():
     bad = random_policy(X)
     bad[0] = 0
     with pytest.raises(ValueError, match="broken's x_policy must give each board"):
-        arena.ArenaPlayer("broken", "test", "", bad, random_policy(O))
+        ArenaPlayer("broken", "test", "", bad, random_policy(O))
     with pytest.raises(ValueError, match="player must be an ArenaPlayer"):
         arena.measure("perfect")
 
@@ -123,8 +126,8 @@ def test_the_system_players_are_their_saved_files():
     from evolving_ttt.mohammadi.programs import program_move
     from evolving_ttt.mohammadi.series import DEFAULT_PROGRAM, load_program
 
-    weights, _, _ = load_evaluator(arena.DATA / "al_khateeb_ttt.json")
-    network, _ = load_trained_network(arena.DATA / "ling_lam_nndtf.json")
+    weights, _, _ = load_evaluator(DATA / "al_khateeb_ttt.json")
+    network, _ = load_trained_network(DATA / "ling_lam_nndtf.json")
     program, _ = load_program(DEFAULT_PROGRAM)
     rng = np.random.default_rng(3)
     for _ in range(30):  # random positions of random games

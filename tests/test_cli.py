@@ -198,7 +198,7 @@ def test_evolve_refuses_bad_outputs_and_impossible_sizes_before_running(tmp_path
     def must_not_run(*args, **kwargs):
         raise AssertionError("the run started although its arguments were refused")
 
-    monkeypatch.setattr(cli, "evolve", must_not_run)
+    monkeypatch.setattr(cli, "run_system", must_not_run)
     with pytest.raises(SystemExit) as stop:
         main(["evolve", "--quiet", *(part.format(tmp=tmp_path) for part in extra)])
     assert stop.value.code == 2
@@ -237,8 +237,9 @@ def test_arena_command_prints_the_table_and_writes_the_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["al-khateeb", "--runs", "100000000"], "a co-evolution of 100000000 runs needs about .* GiB.* Use fewer runs"),
-        (["ling-lam", "--seeds", "100000000"], "training 100000000 seeds needs about .* GiB.* Use fewer seeds"),
+        (["al-khateeb", "--runs", "100000000"], "al-khateeb with 100000000 runs x .* needs about .* GiB.* Use fewer"),
+        (["ling-lam", "--seeds", "100000000"], "ling-lam with .* 100000000 seeds x .* needs about .* GiB.* Use fewer"),
+        (["mohammadi", "--population", "100000000"], "mohammadi with .* population 100000000, .* needs about .* GiB"),
     ],
 )
 def test_system_commands_refuse_runs_too_large_for_the_machine_before_starting(tmp_path, capsys, command, message):

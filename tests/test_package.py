@@ -18,10 +18,14 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 LAYERS = {
     "evolving_ttt.game": 0,
     "evolving_ttt.records": 0,
+    "evolving_ttt.arguments": 0,
+    "evolving_ttt.parallel": 1,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
     "evolving_ttt.perfect": 1,
     "evolving_ttt.outcomes": 2,
+    "evolving_ttt.players": 2.5,
+    "evolving_ttt.systems": 3.5,  # the registry: above the systems, which it loads by name (never imports)
     "evolving_ttt.arena": 4,
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,

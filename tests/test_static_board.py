@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from evolving_ttt.arena import ArenaPlayer, catalogue, reference_players
+from evolving_ttt.arena import catalogue, reference_players
 from evolving_ttt.game import O, X
 from evolving_ttt.outcomes import random_policy
+from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.static_board import SCRIPT, decode_side, encode_side, players_script
 
 

@@ -89,6 +89,9 @@ class LingLamConfig:
         The training positions (:func:`~evolving_ttt.ling_lam.network.training_positions`).
     improved, traditional
         The two GAs' other settings (their ``population`` and ``iterations`` are taken from here).
+    methods
+        The methods of :data:`METHODS` an experiment trains, ``seeds`` runs each (the paper's two by default);
+        :func:`train` trains one method at a time and ignores it.
     """
 
     seeds: int = 20
@@ -101,8 +104,15 @@ class LingLamConfig:
     training_count: int = 100
     improved: ImprovedGASettings = field(default_factory=ImprovedGASettings)
     traditional: TraditionalGASettings = field(default_factory=TraditionalGASettings)
+    methods: tuple[str, ...] = ("nndtf", "baseline")
 
     def __post_init__(self) -> None:
+        if isinstance(self.methods, str) or not isinstance(self.methods, (tuple, list)):
+            raise ValueError(f"methods must be a tuple of method names from {tuple(METHODS)}; got {self.methods!r}")
+        object.__setattr__(self, "methods", tuple(self.methods))
+        methods = self.methods
+        if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
+            raise ValueError(f"methods must list distinct methods from {tuple(METHODS)}; got {self.methods!r}")
         check_count(self.seeds, "seeds")
         check_count(self.iterations, "iterations", 0)
         check_count(self.population, "population", 2)
@@ -135,6 +145,8 @@ class LingLamConfig:
         record = dict(record)
         record["improved"] = ImprovedGASettings(**record["improved"])
         record["traditional"] = TraditionalGASettings(**record["traditional"])
+        if "methods" in record:
+            record["methods"] = tuple(record["methods"])
         return cls(**record)
 
 

@@ -1,0 +1,194 @@
+"""Al-Khateeb (2012) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+
+A task is one run of the co-evolution (:func:`~evolving_ttt.al_khateeb.engine.coevolve`); its result is a
+:class:`~evolving_ttt.al_khateeb.engine.CoevolutionRun` holding that run alone; a player is an :class:`Evaluator`:
+the 72 weights and step sizes of a 9-5-3-1 network and the reading of how it picks a move.
+:func:`al_khateeb_ttt` is chapter 16's TTT as the arena and the play widget know it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.al_khateeb.engine import (
+    CoevolutionRun,
+    coevolve,
+    load_coevolution_run,
+    load_evaluator,
+    merge_coevolution_runs,
+    save_coevolution_run,
+    save_evaluator,
+)
+from evolving_ttt.al_khateeb.engine import estimated_memory as _estimated_memory
+from evolving_ttt.al_khateeb.evaluator import (
+    PAPER_AL_KHATEEB,
+    PAPER_ONE_PLY,
+    VIEWS,
+    WINNING_MOVES,
+    AlKhateebConfig,
+    OnePlySettings,
+    move_values,
+    one_ply_move,
+)
+from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, ttt_provenance
+from evolving_ttt.arguments import whole_number
+from evolving_ttt.game import O, X
+from evolving_ttt.players import ArenaPlayer, Explanation
+from evolving_ttt.records import DATA
+
+name = "al-khateeb"
+command = "al-khateeb"
+title = "Al-Khateeb (2012)"
+description = "Al-Khateeb (2012): co-evolve 9-5-3-1 evaluators (20 runs x 2,000 generations) and save TTT"
+Settings = AlKhateebConfig
+PAPER_SETTINGS = PAPER_AL_KHATEEB
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluator:
+    """One evaluator: its 72 weights, its 72 step sizes, and how it picks a move (chapter 16)."""
+
+    weights: np.ndarray
+    steps: np.ndarray
+    settings: OnePlySettings = PAPER_ONE_PLY
+
+
+def task_count(settings: AlKhateebConfig) -> int:
+    """One task per run."""
+    return settings.runs
+
+
+def run_tasks(settings: AlKhateebConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+    """Runs ``tasks`` in lockstep; one :class:`CoevolutionRun` per run, in the order of ``tasks``."""
+    order = sorted(int(t) for t in tasks)
+    record = coevolve(settings, seed, progress, order)
+    return [run_of(record, record.row(int(t))) for t in tasks]
+
+
+def run_of(record: CoevolutionRun, row: int) -> CoevolutionRun:
+    """Row ``row`` of ``record`` as a record of that run alone."""
+    one = slice(row, row + 1)
+    return CoevolutionRun(
+        record.config, record.seed, (record.run_numbers[row],), record.totals[one], record.best_weights[one],
+        record.best_ids[one], record.mean_step[one], record.weights[one], record.steps[one],
+    )  # fmt: skip
+
+
+def merge(settings: AlKhateebConfig, seed: int, results: Sequence[CoevolutionRun]) -> CoevolutionRun:
+    """The runs stacked in order into one record."""
+    return merge_coevolution_runs(list(results))
+
+
+save_record, load_record = save_coevolution_run, load_coevolution_run
+
+
+def record_players(record: CoevolutionRun) -> list[Evaluator]:
+    """Each run's player: the network ranked first in the last generation."""
+    rows = range(len(record.run_numbers))
+    return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.config.player) for r in rows]
+
+
+def save_player(player: Evaluator, path: str | Path, **provenance) -> None:
+    """:func:`~evolving_ttt.al_khateeb.engine.save_evaluator`, with the player's reading."""
+    save_evaluator(player.weights, player.steps, path, **{"player": player.settings.as_dict(), **provenance})
+
+
+def load_player(path: str | Path) -> tuple[Evaluator, dict]:
+    """An evaluator file; its reading is the file's ``player`` (or its experiment's), else the book's."""
+    weights, steps, provenance = load_evaluator(path)
+    reading = provenance.get("player", provenance.get("experiment", {}).get("player", {}))
+    try:
+        settings = OnePlySettings(**reading) if isinstance(reading, dict) else PAPER_ONE_PLY
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path}: player: {error}") from None
+    return Evaluator(weights, steps, settings), provenance
+
+
+def policy_tables(player: Evaluator) -> tuple[np.ndarray, np.ndarray]:
+    """The one-ply player's policy tables as X and as O."""
+    return evaluator_policy(player.weights, X, player.settings), evaluator_policy(player.weights, O, player.settings)
+
+
+def explain(player: Evaluator) -> Callable[[np.ndarray, int], Explanation]:
+    """The evaluator's value of the board after each legal move (chapter 14)."""
+
+    def explanation(board: np.ndarray, mark: int) -> Explanation:
+        moves, values = move_values(player.weights, board, player.settings)
+        move = one_ply_move(player.weights, board, player.settings)
+        shown = np.full(9, np.nan)
+        shown[moves] = values
+        return Explanation(shown, "evaluator's value of the board after the move",
+                           f"The evaluator judges the board after each legal move, seen from the mover's side; "
+                           f"it plays the best, square {move}.", move)  # fmt: skip
+
+    return explanation
+
+
+def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlayer:
+    """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 15, 16)."""
+    player, provenance = load_player(path)
+    experiment = provenance.get("experiment", {})
+    runs, generations = experiment.get("runs", 20), experiment.get("generations", 2000)
+    training = f"{runs} runs x {generations:,} generations x 380 round-robin games = {runs * generations * 380:,} games"
+    return ArenaPlayer("Al-Khateeb TTT", title, f"9-5-3-1 tanh evaluator, run {provenance.get('run')}, one-ply search",
+                       *policy_tables(player), training, explain(player))  # fmt: skip
+
+
+def book_players() -> tuple[ArenaPlayer, ...]:
+    """Chapter 16's TTT."""
+    return (al_khateeb_ttt(),)
+
+
+# --- The command: python -m ttt_helpers al-khateeb ... (chapter 16) -------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The experiment's size, the readings of chapter 15, and ``--champion``."""
+    parser.add_argument("--runs", type=whole_number, default=PAPER_AL_KHATEEB.runs)
+    parser.add_argument("--generations", type=whole_number, default=PAPER_AL_KHATEEB.generations)
+    parser.add_argument("--champion", help="also save TTT, the winner of the final round robin, to this JSON file")
+    parser.add_argument("--view", choices=VIEWS, default="mover",
+                        help="boards seen from the mover's side (default) or always from X's")  # fmt: skip
+    parser.add_argument("--winning-moves", choices=WINNING_MOVES, default="evaluator",
+                        help="a winning move is judged by the network (default) or taken by the rules")  # fmt: skip
+
+
+def settings_from_arguments(args: argparse.Namespace) -> AlKhateebConfig:
+    if Path(args.out).suffix != ".npz":
+        raise ValueError(f"--out {args.out}: the record is a .npz file; give a name ending in .npz")
+    if args.champion and Path(args.champion).suffix != ".json":
+        raise ValueError(f"--champion {args.champion}: TTT is saved as JSON; give a name ending in .json")
+    return AlKhateebConfig(generations=args.generations, runs=args.runs,
+                           player=OnePlySettings(view=args.view, winning_moves=args.winning_moves))  # fmt: skip
+
+
+def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    return {"--champion": Path(args.champion)} if args.champion else {}
+
+
+def estimated_memory(settings: AlKhateebConfig, workers: int) -> int:
+    return _estimated_memory(settings)
+
+
+def describe(settings: AlKhateebConfig) -> str:
+    return f"{settings.runs} runs x {settings.generations} generations, {settings.population} networks"
+
+
+def summary(record: CoevolutionRun) -> str:
+    best = record.totals[:, -1].max(axis=1)
+    return (f"best round-robin total in the last generation {best.mean():.2f} on average "
+            f"(runs range {best.min()} to {best.max()}, out of 38)")  # fmt: skip
+
+
+def write_outputs(record: CoevolutionRun, args: argparse.Namespace) -> list[str]:
+    if not args.champion:
+        return []
+    row, points = choose_ttt(record)
+    save_evaluator(record.weights[row, 0], record.steps[row, 0], args.champion, **ttt_provenance(record, row, points))
+    return [f"wrote {args.champion}: TTT is the player of run {record.run_numbers[row]}, "
+            f"{points[row]} points in the final round robin"]  # fmt: skip

@@ -1,0 +1,187 @@
+"""Fogel (1993) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+
+A task is one trial of :func:`~evolving_ttt.fogel.evolution.evolve`; its result is an
+:class:`~evolving_ttt.fogel.evolution.EvolutionRun` holding that trial alone; the record is the merged run, and a
+player is a :class:`~evolving_ttt.fogel.network.Network`. :func:`fogel_champion` is chapter 7's champion as the
+arena and the play widget know it (chapter 14).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.arguments import whole_number
+from evolving_ttt.fogel.evolution import (
+    PAPER_EXPERIMENT,
+    EvolutionRun,
+    ExperimentConfig,
+    champion_provenance,
+    evolve,
+    load_run,
+    merge_runs,
+    save_run,
+)
+from evolving_ttt.fogel.evolution import estimated_memory as _estimated_memory
+from evolving_ttt.fogel.mutation import MutationSettings
+from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs, save_network
+from evolving_ttt.fogel.opponent import OpponentRules
+from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
+from evolving_ttt.game import O, X
+from evolving_ttt.outcomes import policy_table
+from evolving_ttt.players import ArenaPlayer, Explanation, square_values
+from evolving_ttt.records import DATA
+
+name = "fogel"
+command = "evolve"
+title = "Fogel (1993)"
+description = "Fogel (1993): evolve 9-H-9 networks against the rule base; save every curve and final network"
+Settings = ExperimentConfig
+PAPER_SETTINGS = PAPER_EXPERIMENT
+
+
+def task_count(settings: ExperimentConfig) -> int:
+    """One task per trial."""
+    return settings.trials
+
+
+def run_tasks(settings: ExperimentConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+    """Trials ``tasks`` in lockstep; one :class:`EvolutionRun` per trial, in the order of ``tasks``."""
+    order = sorted(int(t) for t in tasks)
+    run = evolve(settings, seed, progress, order)
+    rows = {t: k for k, t in enumerate(order)}
+    return [trial_of(run, rows[int(t)]) for t in tasks]
+
+
+def trial_of(run: EvolutionRun, row: int) -> EvolutionRun:
+    """Row ``row`` of ``run`` as a run of that trial alone."""
+    one = slice(row, row + 1)
+    return EvolutionRun(
+        run.config, run.seed, (run.trial_numbers[row],), run.best_score[one], run.mean_score[one],
+        run.mean_hidden[one], run.final_parents[one], run.final_points[one],
+        None if run.best_networks is None else run.best_networks[one],
+    )  # fmt: skip
+
+
+def merge(settings: ExperimentConfig, seed: int, results: Sequence[EvolutionRun]) -> EvolutionRun:
+    """The trials' runs stacked in order into one record."""
+    return merge_runs(list(results))
+
+
+save_record, load_record = save_run, load_run
+
+
+def record_players(record: EvolutionRun) -> list[Network]:
+    """The best final parent of every trial."""
+    return [record.best_network(t) for t in record.trial_numbers]
+
+
+def save_player(player: Network, path: str | Path, **provenance) -> None:
+    """:func:`~evolving_ttt.fogel.network.save_network`."""
+    save_network(player, path, **provenance)
+
+
+load_player = load_network
+
+
+def policy_tables(player: Network) -> tuple[np.ndarray, np.ndarray]:
+    """The network's move on every board, as X and (through the colour swap) as O."""
+    return tuple(policy_table(lambda board, mark=mark: network_move(player, board, mark), mark) for mark in (X, O))
+
+
+def explain(player: Network) -> Callable[[np.ndarray, int], Explanation]:
+    """The network's nine outputs, and the square it plays (chapter 14)."""
+
+    def explanation(board: np.ndarray, mark: int) -> Explanation:
+        move = network_move(player, board, mark)
+        side = "" if mark == X else " (as O it sees the board with the colours swapped)"
+        return Explanation(
+            square_values(board, network_outputs(player, board, mark)),
+            "output",
+            f"The network's nine outputs{side}; it plays its strongest empty square, {move}.",
+            move,
+        )
+
+    return explanation
+
+
+def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
+    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 14)."""
+    network, provenance = load_network(path)
+    training = "50 parents + 50 offspring x 32 games x 800 generations = 2,560,000 games per trial"
+    x_policy, o_policy = policy_tables(network)
+    return ArenaPlayer("Fogel champion", title, f"9-{network.hidden_count}-9 network, seed {provenance.get('seed')}",
+                       x_policy, o_policy, training, explain(network))  # fmt: skip
+
+
+def book_players() -> tuple[ArenaPlayer, ...]:
+    """Chapter 7's champion."""
+    return (fogel_champion(),)
+
+
+# --- The command: python -m ttt_helpers evolve ... (chapter 7) ------------------------------------------------
+
+
+def _payoff_argument(text: str) -> tuple[float, float, float]:
+    try:
+        return check_payoff([float(part) for part in text.split(",")])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected three numbers win,loss,draw such as 1,-10,0; got {text!r}"
+        ) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The experiment's size, the paper's open readings, and ``--champion``."""
+    parser.add_argument("--trials", type=whole_number, default=PAPER_EXPERIMENT.trials)
+    parser.add_argument("--generations", type=whole_number, default=PAPER_EXPERIMENT.generations)
+    parser.add_argument("--parents", type=whole_number, default=PAPER_EXPERIMENT.parents)
+    parser.add_argument("--payoff", type=_payoff_argument, default=PAPER_PAYOFF, help="win,loss,draw (default 1,-10,0)")
+    parser.add_argument("--rule-d", choices=("own", "opponent"), default="own",
+                        help="rule (d) develops lines holding an O (own, the paper) or an X (opponent)")  # fmt: skip
+    parser.add_argument("--first-reply", choices=("cycle", "rules"), default="cycle",
+                        help="O's first reply visits all eight squares (the paper) or follows the rules")  # fmt: skip
+    parser.add_argument("--strict-selection", action="store_true",
+                        help="earn a selection point only against strictly lower scores (the textbook)")  # fmt: skip
+    parser.add_argument("--spread-is", choices=("std", "variance"), default="std",
+                        help="0.05 is the standard deviation (the paper) or the variance of the weight "
+                        "noise")  # fmt: skip
+    parser.add_argument("--champion", help="also save the best network of trial 0 to this JSON file")
+
+
+def settings_from_arguments(args: argparse.Namespace) -> ExperimentConfig:
+    return ExperimentConfig(
+        parents=args.parents, generations=args.generations, trials=args.trials,
+        rules=OpponentRules(rule_d_lines=args.rule_d, first_reply=args.first_reply),
+        mutation=MutationSettings(spread_is=args.spread_is),
+        selection=SelectionSettings(payoff=args.payoff, ties_win=not args.strict_selection),
+    )  # fmt: skip
+
+
+def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    return {"--champion": Path(args.champion)} if args.champion else {}
+
+
+def estimated_memory(settings: ExperimentConfig, workers: int) -> int:
+    return _estimated_memory(settings, workers)
+
+
+def describe(settings: ExperimentConfig) -> str:
+    return f"{settings.trials} trials x {settings.generations} generations, {settings.parents} parents"
+
+
+def summary(record: EvolutionRun) -> str:
+    final = record.best_score[:, -1]
+    return (f"mean best score in the last generation {final.mean():.2f} "
+            f"(trials range {final.min():g} to {final.max():g})")  # fmt: skip
+
+
+def write_outputs(record: EvolutionRun, args: argparse.Namespace) -> list[str]:
+    if not args.champion:
+        return []
+    champion = record.best_network(0)
+    save_network(champion, args.champion, **champion_provenance(record, 0))
+    return [f"wrote {args.champion}: best network of trial 0 ({champion.hidden_count} hidden nodes)"]

@@ -1,0 +1,248 @@
+"""Ling and Lam (2011) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+
+A task is one run of one method: task ``k`` is run ``k // M`` of method ``methods[k % M]`` of the settings'
+``M`` methods, so that the methods' runs are shared out evenly. Its result is a :class:`LingLamTask`; the record
+is a dict of :class:`~evolving_ttt.ling_lam.experiment.TrainingRun` by method, as
+:func:`~evolving_ttt.ling_lam.experiment.save_training_runs` writes it; a player is a
+:class:`~evolving_ttt.ling_lam.experiment.TrainedNetwork`. :func:`ling_lam_players` are chapter 18's players.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.arguments import whole_number
+from evolving_ttt.game import O, X
+from evolving_ttt.ling_lam.experiment import (
+    METHODS,
+    PAPER_LING_LAM,
+    SUMMARY_CURVE_STEP,
+    LingLamConfig,
+    TrainedNetwork,
+    TrainingRun,
+    _train_share,
+    load_trained_network,
+    load_training_runs,
+    network_policy,
+    save_runs_summary,
+    save_trained_network,
+    save_training_runs,
+)
+from evolving_ttt.ling_lam.experiment import estimated_memory as _estimated_memory
+from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS
+from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
+from evolving_ttt.ling_lam.network import GRID_NUMBERS, HIDDEN_ORDERS, TRAINING_SOURCES
+from evolving_ttt.players import ArenaPlayer, Explanation, square_values
+from evolving_ttt.records import DATA
+
+name = "ling-lam"
+command = "ling-lam"
+title = "Ling and Lam (2011)"
+description = "Ling and Lam (2011): train the NNDTF and the baseline network for many seeds"
+Settings = LingLamConfig
+PAPER_SETTINGS = PAPER_LING_LAM
+
+
+@dataclass(frozen=True, eq=False)
+class LingLamTask:
+    """One run of one method: its curves, its trained network and that network's fitness."""
+
+    method: str
+    run: int
+    best_fitness: np.ndarray
+    population_best: np.ndarray
+    champion: np.ndarray
+    champion_fitness: float
+    evaluations: int
+
+
+def task_count(settings: LingLamConfig) -> int:
+    """``seeds`` runs of each method."""
+    return settings.seeds * len(settings.methods)
+
+
+def task_of(settings: LingLamConfig, task: int) -> tuple[str, int]:
+    """Task ``task`` as ``(method, run)``."""
+    return settings.methods[task % len(settings.methods)], task // len(settings.methods)
+
+
+def run_tasks(settings: LingLamConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+    """The tasks' runs, each method's in lockstep; one :class:`LingLamTask` per task, in the order of ``tasks``."""
+    found = {}
+    for method in settings.methods:
+        runs = sorted(run for m, run in (task_of(settings, int(t)) for t in tasks) if m == method)
+        if runs:
+            label = progress and (progress if isinstance(progress, str) else f"{method}: {len(runs)} runs")
+            share = _train_share(method, settings, seed, runs, label)
+            for k, run in enumerate(runs):
+                found[method, run] = LingLamTask(
+                    method, run, share.best_fitness[k], share.population_best[k], share.champions[k],
+                    float(share.champion_fitness[k]), share.evaluations,
+                )  # fmt: skip
+    return [found[task_of(settings, int(t))] for t in tasks]
+
+
+def merge(settings: LingLamConfig, seed: int, results: Sequence[LingLamTask]) -> dict[str, TrainingRun]:
+    """Each method's runs, in run order, as a :class:`TrainingRun`."""
+    record = {}
+    for method in settings.methods:
+        mine = sorted((r for r in results if r.method == method), key=lambda r: r.run)
+        if mine:
+            record[method] = TrainingRun(
+                method, settings, int(seed), np.stack([r.best_fitness for r in mine]),
+                np.stack([r.champion for r in mine]), np.array([r.champion_fitness for r in mine]),
+                mine[0].evaluations, 1, np.stack([r.population_best for r in mine]),
+            )  # fmt: skip
+    return record
+
+
+save_record, load_record = save_training_runs, load_training_runs
+
+
+def record_players(record: dict[str, TrainingRun]) -> list[TrainedNetwork]:
+    """The trained network of every task, in task order (run by run, each run's methods in order)."""
+    methods = list(record)
+    runs = len(record[methods[0]].champion_fitness) if methods else 0
+    return [record[method].network(run) for run in range(runs) for method in methods]
+
+
+def save_player(player: TrainedNetwork, path: str | Path, **provenance) -> None:
+    """:func:`~evolving_ttt.ling_lam.experiment.save_trained_network`."""
+    save_trained_network(player, path, **provenance)
+
+
+load_player = load_trained_network
+
+
+def policy_tables(player: TrainedNetwork) -> tuple[np.ndarray, np.ndarray]:
+    """The network's move on every board, as X and (with the colours swapped) as O."""
+    return network_policy(player, X), network_policy(player, O)
+
+
+def explain(player: TrainedNetwork) -> Callable[[np.ndarray, int], Explanation]:
+    """The network's output, the grid number it points at, and the square nearest to it (chapter 14)."""
+
+    def explanation(board: np.ndarray, mark: int) -> Explanation:
+        output = float(player.outputs(heuristic_encoding((np.asarray(board) * mark)[None]))[0])
+        target = 5 + 4 * output
+        move = player.move(board)
+        distance = -np.abs(GRID_NUMBERS - target)
+        return Explanation(square_values(board, distance), "minus the distance of the grid number to 5 + 4y",
+                           f"The network's output is y = {output:.3f}, grid number 5 + 4y = {target:.2f}; it "
+                           f"plays the empty square whose grid number is closest: square {move} (grid "
+                           f"number {GRID_NUMBERS[move]}).", move)  # fmt: skip
+
+    return explanation
+
+
+def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
+    """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 17 and 18).
+
+    All three score squares for X; as O they see the board with the colours swapped.
+    """
+    data = Path(data)
+
+    def heuristic_explain(board: np.ndarray, mark: int) -> Explanation:
+        move = heuristic_move(board, mark)
+        return Explanation(square_values(board, square_scores(board, mark)), "heuristic score",
+                           f"The heuristic adds up the scores of the lines through each empty square; it plays the "
+                           f"highest, square {move}.", move)  # fmt: skip
+
+    policies = heuristic_policy(X), heuristic_policy(O)
+    heuristic = ArenaPlayer("Ling-Lam heuristic", title, "the move-scoring heuristic of Section 2",
+                            *policies, "designed by hand", heuristic_explain)  # fmt: skip
+    players = [heuristic]
+    for label, file in (("Ling-Lam NNDTF", "ling_lam_nndtf.json"), ("Ling-Lam baseline", "ling_lam_baseline.json")):
+        network, provenance = load_trained_network(data / file)
+        genes = "114-gene 9-8-1 NNDTF" if network.kind == "nndtf" else "89-gene 9-8-1 tanh network"
+        players.append(ArenaPlayer(
+            label, title, f"{genes}, fitness {provenance.get('fitness', float('nan')):.4f}", *policy_tables(network),
+            f"{provenance.get('iterations', 0):,} GA iterations imitating the heuristic on 100 positions",
+            explain(network),
+        ))  # fmt: skip
+    return tuple(players)
+
+
+def book_players() -> tuple[ArenaPlayer, ...]:
+    """The heuristic and chapter 18's two trained networks."""
+    return ling_lam_players()
+
+
+# --- The command: python -m ttt_helpers ling-lam ... (chapter 18) ---------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Seeds, iterations, methods, the readings of chapter 18, and ``--data-dir``."""
+    parser.add_argument("--seeds", type=whole_number, default=PAPER_LING_LAM.seeds, help="runs per method (20)")
+    parser.add_argument("--iterations", type=whole_number, default=PAPER_LING_LAM.iterations)
+    parser.add_argument("--methods", default="nndtf,baseline",
+                        help=f"comma-separated, from {', '.join(METHODS)} (default nndtf,baseline)")  # fmt: skip
+    parser.add_argument("--order", choices=HIDDEN_ORDERS, default=PAPER_LING_LAM.order,
+                        help="how the hidden neurons read their neighbours (default simultaneous)")  # fmt: skip
+    parser.add_argument("--replacement", choices=REPLACEMENT_READINGS, default=PAPER_LING_LAM.replacement,
+                        help="Figure 7 read as the paper's text (default) or its pseudocode")  # fmt: skip
+    parser.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_LING_LAM.training_source)
+    parser.add_argument("--data-dir", help="also write ling_lam_runs.json and the fittest network of each method "
+                        "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
+
+
+def settings_from_arguments(args: argparse.Namespace) -> LingLamConfig:
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
+        raise ValueError(f"--methods must list distinct methods from {', '.join(METHODS)}; got {args.methods!r}")
+    settings = LingLamConfig(seeds=args.seeds, iterations=args.iterations, order=args.order,
+                             replacement=args.replacement, training_source=args.training_source,
+                             methods=tuple(methods))  # fmt: skip
+    if args.data_dir:
+        if not Path(args.data_dir).is_dir():
+            raise ValueError(f"--data-dir {args.data_dir}: no such folder")
+        if settings.iterations % SUMMARY_CURVE_STEP:
+            raise ValueError(
+                f"--data-dir keeps every {SUMMARY_CURVE_STEP}th point of the curves: "
+                f"--iterations must be a multiple of {SUMMARY_CURVE_STEP}"
+            )
+    return settings
+
+
+def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    if not args.data_dir:
+        return {}
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    return {f"--data-dir ({name})": Path(args.data_dir) / f"ling_lam_{name}.json" for name in ["runs", *methods]}
+
+
+def estimated_memory(settings: LingLamConfig, workers: int) -> int:
+    return _estimated_memory(settings, len(settings.methods))
+
+
+def describe(settings: LingLamConfig) -> str:
+    return f"{', '.join(settings.methods)}; {settings.seeds} seeds x {settings.iterations} iterations"
+
+
+def summary(record: dict[str, TrainingRun]) -> str:
+    lines = [f"trained {', '.join(record)}"]
+    for method, run in record.items():
+        f = run.champion_fitness
+        lines.append(f"  {method}: fitness of the trained networks: mean {f.mean():.4f}, "
+                     f"range {f.min():.4f} to {f.max():.4f}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace) -> list[str]:
+    if not args.data_dir:
+        return []
+    files = extra_outputs(args)
+    arguments = sys.argv[2:] if sys.argv[1:2] == ["ling-lam"] else None
+    command_line = "python -m ttt_helpers ling-lam " + " ".join(arguments) if arguments is not None else "ling-lam"
+    save_runs_summary(record, files["--data-dir (runs)"], SUMMARY_CURVE_STEP, command=command_line)
+    lines = [f"wrote {files['--data-dir (runs)']}"]
+    for method, run in record.items():
+        save_trained_network(run.network(), files[f"--data-dir ({method})"], **run.provenance())
+        lines.append(f"wrote {files[f'--data-dir ({method})']}: the fittest of the {run.config.seeds} {method} runs")
+    return lines

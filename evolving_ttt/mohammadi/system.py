@@ -1,0 +1,189 @@
+"""Mohammadi et al. (2013) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+
+A task is one whole series of runs with the scripted judge between them
+(:func:`~evolving_ttt.mohammadi.series.evolve_series`): one task per seed, since a series draws every choice from
+one generator. Its result and the record are the :class:`~evolving_ttt.mohammadi.series.SeriesRecord`; a player is
+a :class:`~evolving_ttt.mohammadi.programs.ProgramPlayer`, a program and the reading of what PLAY-AT returns on a
+taken square.
+:func:`mohammadi_champion` is chapter 20's champion as the arena and the play widget know it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.arguments import whole_number
+from evolving_ttt.fogel.exact import rule_base_policy
+from evolving_ttt.game import O, X
+from evolving_ttt.mohammadi.coevolution import JUDGES, PAPER_MOHAMMADI, PLAYAT_READINGS, MohammadiConfig
+from evolving_ttt.mohammadi.judge import program_exact_results
+from evolving_ttt.mohammadi.programs import (
+    TAKEN_READINGS,
+    ProgramPlayer,
+    parse_program,
+    playat_count,
+    program_move,
+    program_path,
+    program_policy,
+)
+from evolving_ttt.mohammadi.series import (
+    DEFAULT_PROGRAM,
+    SeriesRecord,
+    evolve_series,
+    load_program,
+    load_series,
+    save_program,
+    save_series,
+    series_provenance,
+)
+from evolving_ttt.players import ArenaPlayer, Explanation
+
+name = "mohammadi"
+command = "mohammadi"
+title = "Mohammadi et al. (2013)"
+description = "Mohammadi et al. (2013): co-evolve programs, a judge between runs"
+Settings = MohammadiConfig
+PAPER_SETTINGS = PAPER_MOHAMMADI
+
+
+def task_count(settings: MohammadiConfig) -> int:
+    """One series per seed."""
+    return 1
+
+
+def run_tasks(settings: MohammadiConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+    """The series of ``seed`` (the one task, number 0)."""
+    if any(int(t) != 0 for t in tasks):
+        raise ValueError(f"a Mohammadi series is one task, number 0; got tasks {list(tasks)}")
+    return [evolve_series(settings, seed, progress) for _ in tasks]
+
+
+def merge(settings: MohammadiConfig, seed: int, results: Sequence[SeriesRecord]) -> SeriesRecord:
+    """The one series."""
+    if len(results) != 1:
+        raise ValueError(f"a Mohammadi record is one series; got {len(results)} task results")
+    return results[0]
+
+
+save_record, load_record = save_series, load_series
+
+
+def record_players(record: SeriesRecord) -> list[ProgramPlayer]:
+    """The series' champion."""
+    return [ProgramPlayer(parse_program(record.champion()), record.config.taken)]
+
+
+def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
+    """:func:`~evolving_ttt.mohammadi.series.save_program`, with the player's reading."""
+    save_program(player.program, path, **{"taken": player.taken, **provenance})
+
+
+def load_player(path: str | Path) -> tuple[ProgramPlayer, dict]:
+    """A program file; its reading is the provenance's ``taken`` (or its config's), else ``"square"``."""
+    program, provenance = load_program(path)
+    taken = provenance.get("taken", provenance.get("config", {}).get("taken", "square"))
+    if taken not in TAKEN_READINGS:
+        raise ValueError(f"{path}: taken must be one of {TAKEN_READINGS}; got {taken!r}")
+    return ProgramPlayer(program, taken), provenance
+
+
+def policy_tables(player: ProgramPlayer) -> tuple[np.ndarray, np.ndarray]:
+    """The program's move on every board, as X and as O (the lowest empty square where it places no mark)."""
+    return program_policy(player.program, X, player.taken), program_policy(player.program, O, player.taken)
+
+
+def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
+    """The path through the program to the PLAY-AT that moved (chapter 14)."""
+
+    def explanation(board: np.ndarray, mark: int) -> Explanation:
+        move = program_move(player.program, board, mark, player.taken)
+        return Explanation(np.full(9, np.nan), "none: a program does not score squares",
+                           f"Path through the program: {program_path(player.program, board, mark)}.", move)  # fmt: skip
+
+    return explanation
+
+
+def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
+    """Mohammadi's champion program, on either side (chapters 19, 20); the lowest empty square where it is silent."""
+    player, provenance = load_player(path)
+    config = provenance.get("config", {})
+    runs, generations = config.get("runs"), config.get("generations")
+    training = (f"{runs} runs x {generations} generations of fitnessless co-evolution, 128 programs, and a judge"
+                if runs and generations else "fitnessless co-evolution and a judge")  # fmt: skip
+    return ArenaPlayer("Mohammadi champion", title, f"a program of {len(player.program)} nodes",
+                       *policy_tables(player), training, explain(player))  # fmt: skip
+
+
+def book_players() -> tuple[ArenaPlayer, ...]:
+    """Chapter 20's champion."""
+    return (mohammadi_champion(),)
+
+
+# --- The command: python -m ttt_helpers mohammadi ... (chapter 20) --------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The series' size, the judge, the readings of chapter 20, and ``--champion``."""
+    default = PAPER_MOHAMMADI
+    parser.add_argument("--runs", type=whole_number, default=default.runs)
+    parser.add_argument("--generations", type=whole_number, default=default.generations, help="per run")
+    parser.add_argument("--population", type=whole_number, default=default.population)
+    parser.add_argument("--judge", choices=JUDGES, default=default.judge,
+                        help="who keeps the seeds of the next run: the scripted judge (perfect), a random pick, "
+                             "or nobody (the population carries on)")  # fmt: skip
+    parser.add_argument("--seeds-kept", type=whole_number, default=default.seeds_kept)
+    parser.add_argument("--playat-counted", choices=PLAYAT_READINGS, default=default.playat_counted,
+                        help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
+    parser.add_argument("--taken", choices=TAKEN_READINGS, default=default.taken,
+                        help="what PLAY-AT returns on an occupied square: the square (default) or NIL")  # fmt: skip
+    parser.add_argument("--champion", help="also save the champion program to this JSON file")
+
+
+def settings_from_arguments(args: argparse.Namespace) -> MohammadiConfig:
+    return MohammadiConfig(
+        runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
+        seeds_kept=args.seeds_kept, playat_counted=args.playat_counted, taken=args.taken,
+        best_candidates=min(20, args.population), random_candidates=min(20, max(args.population - 20, 0)),
+    )  # fmt: skip
+
+
+def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    return {"--champion": Path(args.champion)} if args.champion else {}
+
+
+def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
+    """About 60 MB of interpreter and tables and 2 MB per program of the population's move tables (tables of 19,683
+    boards for each program, kept for the generation, and the record); generous."""
+    return int(60e6 + 2e6 * settings.population)
+
+
+def describe(settings: MohammadiConfig) -> str:
+    return (f"{settings.runs} runs x {settings.generations} generations, population {settings.population}, "
+            f"{settings.judge} judge")  # fmt: skip
+
+
+def summary(record: SeriesRecord) -> str:
+    lines = []
+    for number, run in enumerate(record.runs, start=1):
+        best = run.results["perfect"][:, :, 2].sum(axis=1).min()
+        lines.append(f"  run {number}: mean fitness {run.fitness.mean():.1f}; fewest expected losses to the perfect "
+                     f"player among the candidates {best:.3f} of 2 games")  # fmt: skip
+    champion = parse_program(record.champion())
+    provenance = series_provenance(record)
+    rule_base = program_exact_results([champion], rule_base_policy, taken=record.config.taken)[0]
+    lines.append(f"champion ({provenance['chosen_as']}): {len(champion)} nodes, {playat_count(champion)} PLAY-AT")
+    wins, losses = rule_base[:, 0].sum(), rule_base[:, 2].sum()
+    lines.append(f"  expected losses to the perfect player {provenance['losses_to_perfect']:.3f} of 2 games; "
+                 f"against the rule base: wins {wins:.3f}, losses {losses:.3f}")  # fmt: skip
+    return "the series:\n" + "\n".join(lines)
+
+
+def write_outputs(record: SeriesRecord, args: argparse.Namespace) -> list[str]:
+    if not args.champion:
+        return []
+    save_program(parse_program(record.champion()), args.champion, **series_provenance(record))
+    return [f"wrote {args.champion}"]

@@ -1,0 +1,290 @@
+"""One vocabulary for every system of the book, and the registry that lists them (chapters 6 and 22).
+
+The four systems were built from four papers, and each chapter teaches its own readable names (``evolve``,
+``run_coevolution``, ``train``, ``evolve_series``). Everything that sits above the systems (the command line, the
+arena, the play widget, the page's board, sweeps) speaks to them through the one small interface :class:`System`
+instead, and finds them in one registry. A system is any object with these names; each system package has a
+module ``system`` that provides them at module level (``evolving_ttt.fogel.system``, ...).
+
+Adding a system is one subpackage and one line in :data:`BUILT_IN` (or, from outside the package, one call of
+:func:`register_system`). A reader's own player joins the arena's catalogue and the play widget with
+:func:`register_player` (chapter 22).
+
+The generic operations built on the interface: :func:`run_tasks` (some tasks, on any executor),
+:func:`run_system` (the whole experiment, merged into the system's record) and :func:`system_player` (a saved
+player as an :class:`~evolving_ttt.players.ArenaPlayer`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from evolving_ttt.game import check_instance
+from evolving_ttt.parallel import run_shared
+from evolving_ttt.players import ArenaPlayer, Explanation
+
+
+@runtime_checkable
+class System(Protocol):
+    """What every system provides, by these names (chapter 22).
+
+    Attributes
+    ----------
+    name, command, title, description
+        The registry's key (``"fogel"``), the command line's subcommand (``"evolve"``), the paper
+        (``"Fogel (1993)"``, also every player's ``system``), and one line for the command line's help.
+    Settings, PAPER_SETTINGS
+        The settings dataclass (with ``as_dict`` and ``from_dict``) and the paper's settings.
+    """
+
+    name: str
+    command: str
+    title: str
+    description: str
+    Settings: type
+    PAPER_SETTINGS: Any
+
+    def task_count(self, settings: Any) -> int:
+        """How many independent tasks (trials, runs, seeds, series) ``settings`` asks for."""
+
+    def run_tasks(self, settings: Any, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+        """The results of tasks ``tasks`` of ``settings`` and ``seed``, run together in this process.
+
+        Task ``t`` draws only from its own generator: its result is the same bits in any share of tasks.
+        """
+
+    def merge(self, settings: Any, seed: int, results: Sequence[Any]) -> Any:
+        """The system's record of the task results ``results`` (in task order)."""
+
+    def save_record(self, record: Any, path: str | Path) -> None:
+        """Write a record to ``path``."""
+
+    def load_record(self, path: str | Path) -> Any:
+        """Read a record written by ``save_record``; ``ValueError`` if it is not one."""
+
+    def record_players(self, record: Any) -> list:
+        """The final player of every task of ``record``, in task order."""
+
+    def save_player(self, player: Any, path: str | Path, **provenance: Any) -> None:
+        """Write one player (and where it came from) to a JSON file."""
+
+    def load_player(self, path: str | Path) -> tuple[Any, dict]:
+        """Read a player written by ``save_player``: ``(player, provenance)``; ``ValueError`` if it is not one."""
+
+    def policy_tables(self, player: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The player's policy tables as X and as O, shape (19683, 9) each (:mod:`evolving_ttt.outcomes`)."""
+
+    def explain(self, player: Any) -> Callable[[np.ndarray, int], Explanation] | None:
+        """Why the player moves where it does (for the play widget), or ``None``."""
+
+    def book_players(self) -> tuple[ArenaPlayer, ...]:
+        """The system's players saved in ``book/data``, for the arena and the play widget."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The system's own options of its command (``--seed``, ``--out``, ``--workers``, ... are common)."""
+
+    def settings_from_arguments(self, args: argparse.Namespace) -> Any:
+        """The settings the parsed options ask for; ``ValueError`` naming a bad option."""
+
+    def extra_outputs(self, args: argparse.Namespace) -> dict[str, Path]:
+        """The files the command writes besides ``--out``, by option, to be checked before the run."""
+
+    def estimated_memory(self, settings: Any, workers: int) -> int:
+        """A generous estimate of the run's peak memory in bytes, on ``workers`` local processes."""
+
+    def describe(self, settings: Any) -> str:
+        """The run in a few words (``"20 trials x 800 generations, 50 parents"``)."""
+
+    def summary(self, record: Any) -> str:
+        """What the command prints about a finished record."""
+
+    def write_outputs(self, record: Any, args: argparse.Namespace) -> list[str]:
+        """Write the files of ``extra_outputs``; one line per file written."""
+
+
+REQUIRED_NAMES = (*System.__annotations__, *(name for name in vars(System) if not name.startswith("_")))
+"""Every name a system must provide (the attributes and methods of :class:`System`)."""
+
+BUILT_IN = (
+    "evolving_ttt.fogel.system",
+    "evolving_ttt.al_khateeb.system",
+    "evolving_ttt.ling_lam.system",
+    "evolving_ttt.mohammadi.system",
+)
+"""The book's systems, in the order of the book: one line each."""
+
+_SYSTEMS: dict[str, Any] = {}
+_PLAYERS: dict[str, ArenaPlayer] = {}
+_VERSION = [0]  # counts changes to the registry, so that the arena's catalogue knows when to rebuild
+_LOADED = [False]
+
+
+def _load_built_in() -> None:
+    """Register the book's systems the first time the registry is asked for anything."""
+    if not _LOADED[0]:
+        _LOADED[0] = True
+        for module in BUILT_IN:
+            register_system(importlib.import_module(module))
+
+
+def check_system(system: Any) -> Any:
+    """Raise ``ValueError`` unless ``system`` provides every name of :class:`System` (chapter 22)."""
+    missing = [name for name in REQUIRED_NAMES if not hasattr(system, name)]
+    if missing:
+        raise ValueError(f"a system must provide {', '.join(REQUIRED_NAMES)}; {system!r} lacks {', '.join(missing)}")
+    for name in ("name", "command", "title", "description"):
+        if not isinstance(getattr(system, name), str) or not getattr(system, name):
+            raise ValueError(f"a system's {name} must be a non-empty string; got {getattr(system, name)!r}")
+    return system
+
+
+def register_system(system: Any) -> Any:
+    """Add ``system`` to the registry: its command, its players in the arena and the play widget (chapter 22).
+
+    Raises
+    ------
+    ValueError
+        If it lacks a name of :class:`System`, or its name or command is taken by another system.
+    """
+    check_system(system)
+    _load_built_in()
+    for other in _SYSTEMS.values():
+        if other is not system and (other.name == system.name or other.command == system.command):
+            raise ValueError(
+                f"a system named {system.name!r} or with the command {system.command!r} is already registered"
+            )
+    _SYSTEMS[system.name] = system
+    _VERSION[0] += 1
+    return system
+
+
+def unregister_system(name: str) -> None:
+    """Remove the system ``name`` from the registry (``ValueError`` if there is none)."""
+    _load_built_in()
+    if name not in _SYSTEMS:
+        raise ValueError(f"no system named {name!r}; the registry has {list(_SYSTEMS)}")
+    del _SYSTEMS[name]
+    _VERSION[0] += 1
+
+
+def registered_systems() -> tuple[Any, ...]:
+    """Every registered system: the book's four (:data:`BUILT_IN`), then any registered later."""
+    _load_built_in()
+    return tuple(_SYSTEMS.values())
+
+
+def get_system(name: str) -> Any:
+    """The registered system called ``name`` (or whose command is ``name``).
+
+    Raises
+    ------
+    ValueError
+        Naming the systems there are.
+    """
+    for system in registered_systems():
+        if name in (system.name, system.command):
+            return system
+    raise ValueError(f"no system named {name!r}; the systems are {', '.join(s.name for s in registered_systems())}")
+
+
+def register_player(player: ArenaPlayer) -> ArenaPlayer:
+    """Add a reader's own player to the arena's catalogue and the play widget's opponents (chapter 22).
+
+    A player registered again under the same name replaces the first.
+    """
+    check_instance(player, ArenaPlayer, "player", "an ArenaPlayer (see table_player)")
+    _load_built_in()
+    _PLAYERS[player.name] = player
+    _VERSION[0] += 1
+    return player
+
+
+def unregister_player(name: str) -> None:
+    """Remove the registered player ``name`` (``ValueError`` if there is none)."""
+    if name not in _PLAYERS:
+        raise ValueError(f"no registered player named {name!r}; there are {list(_PLAYERS)}")
+    del _PLAYERS[name]
+    _VERSION[0] += 1
+
+
+def registered_players() -> tuple[ArenaPlayer, ...]:
+    """The players registered with :func:`register_player`, in order."""
+    return tuple(_PLAYERS.values())
+
+
+def registry_version() -> int:
+    """A number that changes whenever a system or player is registered or removed."""
+    _load_built_in()
+    return _VERSION[0]
+
+
+# --- The generic operations ----------------------------------------------------------------------------
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
+    return int(seed)
+
+
+def _run_share(run: Callable, settings: Any, seed: int, tasks: list[int], progress: bool | str) -> list:
+    return list(run(settings, seed, tasks, progress))
+
+
+def run_tasks(
+    system: Any,
+    settings: Any,
+    seed: int,
+    tasks: Sequence[int] | None = None,
+    workers: int | None = 1,
+    scheduler: object = None,
+    progress: bool | str = False,
+) -> list:
+    """The results of ``tasks`` (default: all) of ``system`` with ``settings`` and ``seed``, in task order.
+
+    The tasks are shared out by :func:`evolving_ttt.parallel.run_shared`: on ``workers`` local processes, or on a
+    Dask cluster (``scheduler="local"`` or a scheduler's address). Every task's result is the same bits on any
+    executor.
+    """
+    check_system(system)
+    if not isinstance(settings, system.Settings):
+        raise ValueError(f"settings must be a {system.Settings.__name__} for {system.name}; got {settings!r}")
+    seed = _check_seed(seed)
+    count = system.task_count(settings)
+    chosen = list(range(count)) if tasks is None else [int(t) for t in tasks]
+    if not chosen or any(not 0 <= t < count for t in chosen) or len(set(chosen)) != len(chosen):
+        raise ValueError(f"tasks must be distinct task numbers from 0 to {count - 1}; got {tasks!r}")
+    label = f"{system.name}: {len(chosen)} tasks"
+    work = partial(_run_share, system.run_tasks, settings, seed)
+    parts = run_shared(work, chosen, workers, scheduler, progress, label)
+    return [result for part in parts for result in part]
+
+
+def run_system(
+    system: Any,
+    settings: Any = None,
+    seed: int = 1,
+    workers: int | None = 1,
+    scheduler: object = None,
+    progress: bool | str = False,
+) -> Any:
+    """Every task of ``system`` (default settings: the paper's), merged into the system's record (chapter 22)."""
+    system = get_system(system) if isinstance(system, str) else check_system(system)
+    settings = system.PAPER_SETTINGS if settings is None else settings
+    results = run_tasks(system, settings, seed, None, workers, scheduler, progress)
+    return system.merge(settings, _check_seed(seed), results)
+
+
+def system_player(
+    system: Any, player: Any, name: str, description: str = "", training: str = ""
+) -> ArenaPlayer:
+    """One of ``system``'s players as an :class:`~evolving_ttt.players.ArenaPlayer` (chapter 22)."""
+    x_policy, o_policy = system.policy_tables(player)
+    return ArenaPlayer(name, system.title, description, x_policy, o_policy, training, system.explain(player))

@@ -109,13 +109,13 @@ class TaskRunner:
                 raise ValueError("a Dask scheduler needs the package distributed (pip install distributed)") from None
             if self.scheduler == LOCAL_SCHEDULER:
                 self._cluster = LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                     silence_logs=logging.ERROR,
                 )  # fmt: skip
                 self._client = Client(self._cluster)
             else:
                 try:
-                    self._client = Client(self.scheduler, timeout="20s")
+                    self._client = Client(self.scheduler, timeout="10s")
                 except OSError as error:
                     raise ValueError(f"scheduler {self.scheduler}: cannot connect ({error})") from None
             if not self._client.nthreads():
@@ -152,10 +152,14 @@ class TaskRunner:
         label = progress if isinstance(progress, str) else label
         if self.local and len(shares) == 1:
             return [work(shares[0], progress and label)]
-        if self.local and len(shares) <= self.workers:
+        if self.local:
             if prepare is not None:
                 prepare()  # built before forking, so that every process shares one copy
-            with concurrent.futures.ProcessPoolExecutor(len(shares) - 1, mp_context=_fork_context()) as pool:
+            here_first = len(shares) <= self.workers
+            size = len(shares) - 1 if here_first else self.workers
+            with concurrent.futures.ProcessPoolExecutor(size, mp_context=_fork_context()) as pool:
+                if not here_first:
+                    return self._collect(pool, work, shares, progress, label)
                 others = [pool.submit(work, share, False) for share in shares[1:]]
                 try:
                     here = work(shares[0], progress and f"{label} on {len(shares)} processes")
@@ -164,11 +168,6 @@ class TaskRunner:
                     for job in others:
                         job.cancel()
                     raise
-        if self.local:
-            if prepare is not None:
-                prepare()
-            with concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=_fork_context()) as pool:
-                return self._collect(pool, work, shares, progress, label)
         if self.executor is None:
             raise ValueError("a TaskRunner on a scheduler must be entered (with TaskRunner(...) as runner) before use")
         return self._collect(self.executor, work, shares, progress, label)

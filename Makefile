@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(PY) bench/ling_lam.py
 	$(PY) bench/al_khateeb.py
 	$(PY) bench/mohammadi.py
+	$(PY) bench/parallel.py
 
 clean:
 	rm -rf _build

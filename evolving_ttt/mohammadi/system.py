@@ -156,9 +156,13 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
-    """About 60 MB of interpreter and tables and 2 MB per program of the population's move tables (tables of 19,683
-    boards for each program, kept for the generation, and the record); generous."""
-    return int(60e6 + 2e6 * settings.population)
+    """A generous estimate of a series' peak memory in bytes (chapter 20).
+
+    Measured peaks on the project machine (2 generations): 85 MB with 64 programs, 111 MB with 256 and 154 MB with
+    1,024, about 80 MB and 70 kB per program (its move table over 19,683 boards and its tree); the estimate allows
+    100 MB and 100 kB per program.
+    """
+    return int(100e6 + 100e3 * settings.population)
 
 
 def describe(settings: MohammadiConfig) -> str:

@@ -240,6 +240,13 @@ from evolving_ttt.systems import (
 from evolving_ttt.parallel import (
     LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,
 )
+from evolving_ttt.store import (
+    SweepStore,
+)
+from evolving_ttt.sweeps import (
+    YARDSTICKS, settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
+    sweep, sweep_table, sweep_player,
+)
 
 # The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi
 

@@ -22,7 +22,7 @@ from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
-from evolving_ttt.systems import registered_systems, run_system
+from evolving_ttt.systems import get_system, registered_systems, run_system
 
 
 def check_output_path(path: str | Path, option: str) -> Path:
@@ -87,7 +87,29 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
     arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
     arena_cmd.add_argument("--json", help="also write the full table and the round robin to this JSON file")
+    _add_sweep_parser(commands, systems)
     return parser
+
+
+def _add_sweep_parser(commands, systems) -> None:
+    sweep_cmd = commands.add_parser("sweep", help="a grid of settings of any system over many seeds, kept in SQLite")
+    actions = sweep_cmd.add_subparsers(dest="action", required=True)
+    run = actions.add_parser("run", help="run the sweep's tasks not yet recorded in --db")
+    run.add_argument("sweep_system", metavar="SYSTEM", choices=[s.name for s in systems],
+                     help=f"one of {', '.join(s.name for s in systems)}")  # fmt: skip
+    run.add_argument("--set", dest="grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                     help="a setting by its dotted path and the values to sweep (the grid is their product); "
+                          "a tuple's items are separated by '/'")  # fmt: skip
+    run.add_argument("--seeds", type=whole_number, required=True, help="seeds 1 to N in every cell")
+    run.add_argument("--db", required=True, help="the SQLite file that keeps the sweep (created if missing)")
+    run.add_argument("--workers", type=whole_number, default=None, help="local processes (default: all cores)")
+    run.add_argument("--scheduler", default=None, help="'local' or the address of a Dask scheduler")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    status = actions.add_parser("status", help="print how many of the sweep's tasks are done")
+    status.add_argument("--db", required=True)
+    export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV")
+    export.add_argument("--db", required=True)
+    export.add_argument("--csv", required=True, help="the CSV file to write")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return system_command(args.system, parser, args)
     if args.command == "arena":
         return _arena_command(parser, args)
+    if args.command == "sweep":
+        return _sweep_command(parser, args)
     try:
         network, provenance = load_network(args.network)
     except (OSError, ValueError) as error:
@@ -139,6 +163,41 @@ def system_command(system, parser: argparse.ArgumentParser, args: argparse.Names
     print(f"wrote {args.out}: {system.summary(record)}")
     for line in system.write_outputs(record, args):
         print(line)
+    return 0
+
+
+def _sweep_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 22)."""
+    from evolving_ttt.store import SweepStore
+    from evolving_ttt.sweeps import parse_grid, status_line, sweep, sweep_definition, sweep_table
+
+    try:
+        if args.action == "run":
+            system = get_system(args.sweep_system)
+            definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds)
+            check_count(args.workers if args.workers is not None else 1, "--workers")
+            check_scheduler(args.scheduler)
+            SweepStore(args.db, definition).close()  # created, or checked to hold this sweep, before anything runs
+        elif args.action == "status":
+            with SweepStore(args.db) as store:
+                print(status_line(store))
+            return 0
+        else:
+            check_output_path(args.csv, "--csv")
+            table = sweep_table(args.db)
+    except ValueError as error:
+        parser.error(str(error))
+    if args.action == "export":
+        table.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}: {len(table)} tasks")
+        return 0
+    try:
+        sweep(system, args.grid, args.seeds, args.db, args.workers, args.scheduler, progress=not args.quiet)
+    except ValueError as error:  # a scheduler that cannot be reached
+        parser.error(str(error))
+    if args.quiet:
+        with SweepStore(args.db) as store:
+            print(status_line(store))
     return 0
 
 

@@ -138,28 +138,33 @@ class TaskRunner:
         progress: bool | str = False,
         label: str = "",
         prepare: Callable[[], object] | None = None,
+        on_result: Callable[[int, Result], object] | None = None,
     ) -> list[Result]:
         """``work(share, progress)`` for every share; the results in the order of ``shares`` (chapter 6).
 
         With local processes and no more shares than workers, this process runs the first share itself and
         shows ``progress`` as ``work`` reports it (a bar over generations); the other shares run in forked
         processes, which start with the tables that ``prepare()`` built. Otherwise every share goes to the
-        executor and the bar counts finished tasks.
+        executor and the bar counts finished tasks. ``on_result(k, result)``, if given, is called in this process
+        as soon as share ``k`` finishes (a sweep records it there and then); every share then goes to the
+        executor, or with one local worker runs here, one after another.
         """
         shares = [list(share) for share in shares]
         if not shares:
             return []
         label = progress if isinstance(progress, str) else label
-        if self.local and len(shares) == 1:
+        if self.local and len(shares) == 1 and on_result is None:
             return [work(shares[0], progress and label)]
+        if self.local and self.workers == 1:
+            return self._here(work, shares, progress, label, on_result)
         if self.local:
             if prepare is not None:
                 prepare()  # built before forking, so that every process shares one copy
-            here_first = len(shares) <= self.workers
+            here_first = on_result is None and len(shares) <= self.workers
             size = len(shares) - 1 if here_first else self.workers
             with concurrent.futures.ProcessPoolExecutor(size, mp_context=_fork_context()) as pool:
                 if not here_first:
-                    return self._collect(pool, work, shares, progress, label)
+                    return self._collect(pool, work, shares, progress, label, on_result)
                 others = [pool.submit(work, share, False) for share in shares[1:]]
                 try:
                     here = work(shares[0], progress and f"{label} on {len(shares)} processes")
@@ -170,21 +175,41 @@ class TaskRunner:
                     raise
         if self.executor is None:
             raise ValueError("a TaskRunner on a scheduler must be entered (with TaskRunner(...) as runner) before use")
-        return self._collect(self.executor, work, shares, progress, label)
+        return self._collect(self.executor, work, shares, progress, label, on_result)
 
     @staticmethod
-    def _collect(executor, work, shares, progress, label) -> list:
+    def _task_bar(shares, progress, label):
+        if not progress:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=sum(map(len, shares)), desc=label or "tasks", unit="task", file=sys.stderr)
+
+    def _here(self, work, shares, progress, label, on_result) -> list:
+        """Every share in this process, one after another, with a bar over tasks."""
+        results, bar = [], self._task_bar(shares, progress, label)
+        try:
+            for k, share in enumerate(shares):
+                results.append(work(share, False))
+                if on_result is not None:
+                    on_result(k, results[-1])
+                if bar is not None:
+                    bar.update(len(share))
+        finally:
+            if bar is not None:
+                bar.close()
+        return results
+
+    def _collect(self, executor, work, shares, progress, label, on_result=None) -> list:
         jobs = {executor.submit(work, share, False): k for k, share in enumerate(shares)}
         results: list = [None] * len(shares)
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=sum(map(len, shares)), desc=label or "tasks", unit="task", file=sys.stderr)
+        bar = self._task_bar(shares, progress, label)
         try:
             for job in concurrent.futures.as_completed(jobs):
                 k = jobs[job]
                 results[k] = job.result()
+                if on_result is not None:
+                    on_result(k, results[k])
                 if bar is not None:
                     bar.update(len(shares[k]))
         except BaseException:

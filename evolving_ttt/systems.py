@@ -72,6 +72,9 @@ class System(Protocol):
     def record_players(self, record: Any) -> list:
         """The final player of every task of ``record``, in task order."""
 
+    def task_measures(self, settings: Any, result: Any) -> dict[str, float | str]:
+        """The system's own headline numbers of one task's result (for sweeps: Fogel's last best score, ...)."""
+
     def save_player(self, player: Any, path: str | Path, **provenance: Any) -> None:
         """Write one player (and where it came from) to a JSON file."""
 

@@ -19,6 +19,7 @@ LAYERS = {
     "evolving_ttt.game": 0,
     "evolving_ttt.records": 0,
     "evolving_ttt.arguments": 0,
+    "evolving_ttt.store": 0,
     "evolving_ttt.parallel": 1,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
@@ -27,6 +28,7 @@ LAYERS = {
     "evolving_ttt.players": 2.5,
     "evolving_ttt.systems": 3.5,  # the registry: above the systems, which it loads by name (never imports)
     "evolving_ttt.arena": 4,
+    "evolving_ttt.sweeps": 4.5,
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,
     "evolving_ttt.cli": 6,

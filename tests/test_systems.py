@@ -219,6 +219,9 @@ class HillClimber:
     def record_players(self, record):
         return list(record["networks"])
 
+    def task_measures(self, settings, result):
+        return {"exact_score": result[1]}
+
     def save_player(self, player, path, **provenance):
         save_network(player, path, **provenance)
 

@@ -93,6 +93,11 @@ def record_players(record: CoevolutionRun) -> list[Evaluator]:
     return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.config.player) for r in rows]
 
 
+def task_measures(settings: AlKhateebConfig, result: CoevolutionRun) -> dict[str, float]:
+    """The round-robin total of the run's best (ranked first) and the mean step size, in the last generation."""
+    return {"best_total_last": float(result.totals[0, -1].max()), "mean_step_last": float(result.mean_step[0, -1])}
+
+
 def save_player(player: Evaluator, path: str | Path, **provenance) -> None:
     """:func:`~evolving_ttt.al_khateeb.engine.save_evaluator`, with the player's reading."""
     save_evaluator(player.weights, player.steps, path, **{"player": player.settings.as_dict(), **provenance})

@@ -79,6 +79,12 @@ def record_players(record: EvolutionRun) -> list[Network]:
     return [record.best_network(t) for t in record.trial_numbers]
 
 
+def task_measures(settings: ExperimentConfig, result: EvolutionRun) -> dict[str, float]:
+    """The trial's best and mean sampled score in its last generation, and its final parents' mean hidden nodes."""
+    return {"best_score_last": float(result.best_score[0, -1]), "mean_score_last": float(result.mean_score[0, -1]),
+            "mean_hidden_last": float(result.mean_hidden[0, -1])}  # fmt: skip
+
+
 def save_player(player: Network, path: str | Path, **provenance) -> None:
     """:func:`~evolving_ttt.fogel.network.save_network`."""
     save_network(player, path, **provenance)

@@ -112,6 +112,11 @@ def record_players(record: dict[str, TrainingRun]) -> list[TrainedNetwork]:
     return [record[method].network(run) for run in range(runs) for method in methods]
 
 
+def task_measures(settings: LingLamConfig, result: LingLamTask) -> dict[str, float | str]:
+    """The method and the fitness (31) of the trained network."""
+    return {"method": result.method, "fitness": result.champion_fitness}
+
+
 def save_player(player: TrainedNetwork, path: str | Path, **provenance) -> None:
     """:func:`~evolving_ttt.ling_lam.experiment.save_trained_network`."""
     save_trained_network(player, path, **provenance)

@@ -77,6 +77,18 @@ def record_players(record: SeriesRecord) -> list[ProgramPlayer]:
     return [ProgramPlayer(parse_program(record.champion()), record.config.taken)]
 
 
+def task_measures(settings: MohammadiConfig, result: SeriesRecord) -> dict[str, float]:
+    """The champion's fitness and PLAY-AT nodes, and the last generation's mean fitness and PLAY-AT nodes."""
+    last = result.runs[-1]
+    index = int(last.candidates[series_provenance(result)["candidate"]])
+    return {
+        "champion_fitness": float(last.fitness[index]),
+        "champion_playats": float(playat_count(parse_program(last.population[index]))),
+        "mean_fitness_last": float(result.curve("mean_fitness")[-1, -1]),
+        "mean_playats_last": float(result.curve("mean_playats")[-1, -1]),
+    }
+
+
 def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
     """:func:`~evolving_ttt.mohammadi.series.save_program`, with the player's reading."""
     save_program(player.program, path, **{"taken": player.taken, **provenance})

@@ -1,0 +1,319 @@
+"""Sweeps: any setting of any system over many seeds, kept in a database, on one machine or a cluster (chapter 22).
+
+A sweep is a system, a grid of settings and a number of seeds. The grid is the product of lists of values, one
+list per setting, each setting named by its dotted path into the system's settings (``mutation.weight_spread``,
+``player.view``, ``population``); every cell of the grid runs seeds 1 to N, and every (cell, seed, task) is one
+task of the parallel layer (:mod:`evolving_ttt.parallel`), on local processes or a Dask cluster.
+
+Every task measures its final player on the arena's exact yardsticks (expected points against the perfect and
+the random player as X and as O, Fogel's expected protocol score against his rule base, whether it can lose) and
+with its system's own headline numbers (``task_measures``), and is recorded, with its saved player, in the sweep's
+SQLite database (:mod:`evolving_ttt.store`) as soon as it finishes. Running the same sweep again runs only the
+tasks not yet recorded; a different sweep is refused on the same database.
+
+:func:`sweep` does it from Python and returns the table (pandas); ``python -m ttt_helpers sweep run|status|export``
+from the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import os
+import socket
+import tempfile
+import time
+import typing
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from evolving_ttt.arena import measure, reference_players
+from evolving_ttt.parallel import TaskRunner
+from evolving_ttt.players import ArenaPlayer
+from evolving_ttt.store import SweepStore
+from evolving_ttt.systems import get_system, system_player
+
+SWEEP_FORMAT = "ttt-sweep"
+"""The ``format`` of a sweep's definition (chapter 22)."""
+
+YARDSTICKS = (
+    "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
+)  # fmt: skip
+"""The arena's measures of every task's final player: expected points per game (1 a win, 1/2 a draw) against the
+perfect and the random player as X and as O, Fogel's expected protocol score as X (at most 32), and whether it can
+lose from either side (1 or 0)."""
+
+
+# --- Keys and values ---------------------------------------------------------------------------------------------
+
+
+def settings_keys(settings: Any) -> dict[str, type]:
+    """Every setting of a settings dataclass by its dotted path, with its type (chapter 22).
+
+    Nested settings (``mutation``, ``player``, ...) are opened: their fields are ``mutation.weight_spread``, ...
+    """
+    keys = {}
+    hints = typing.get_type_hints(type(settings))
+    for field in dataclasses.fields(settings):
+        value = getattr(settings, field.name)
+        if dataclasses.is_dataclass(value):
+            keys |= {f"{field.name}.{key}": kind for key, kind in settings_keys(value).items()}
+        else:
+            keys[field.name] = hints[field.name]
+    return keys
+
+
+def _parse_one(text: str, kind: Any) -> Any:
+    origin = typing.get_origin(kind)
+    if origin is tuple:
+        parts = [part.strip() for part in text.split("/")]
+        items = typing.get_args(kind)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(_parse_one(part, items[0]) for part in parts)
+        if len(parts) != len(items):
+            raise ValueError(f"expected {len(items)} values separated by '/'")
+        return tuple(_parse_one(part, item) for part, item in zip(parts, items, strict=True))
+    if kind is bool:
+        lowered = text.strip().lower()
+        if lowered not in ("true", "false", "yes", "no", "1", "0"):
+            raise ValueError("expected true or false")
+        return lowered in ("true", "yes", "1")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+    if kind is float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError("expected a number") from None
+        if not math.isfinite(value):
+            raise ValueError("expected a finite number")
+        return value
+    if kind is str:
+        return text.strip()
+    raise ValueError(f"settings of type {kind} cannot be set from the command line")
+
+
+def _kind_name(kind: Any) -> str:
+    if typing.get_origin(kind) is tuple:
+        return "values separated by '/'"
+    return {int: "a whole number", float: "a number", bool: "true or false", str: "a word"}.get(kind, str(kind))
+
+
+def with_setting(settings: Any, key: str, value: Any) -> Any:
+    """``settings`` with the setting at dotted path ``key`` replaced by ``value``; the settings check it."""
+    head, _, rest = key.partition(".")
+    if rest:
+        return dataclasses.replace(settings, **{head: with_setting(getattr(settings, head), rest, value)})
+    return dataclasses.replace(settings, **{head: value})
+
+
+def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``--set KEY=V1,V2,...`` texts as ``[(key, [value texts])]``, each value checked by the settings (chapter 22).
+
+    Raises
+    ------
+    ValueError
+        One line naming the key and the value and saying what is allowed: an unknown key (with the known ones),
+        a value of the wrong type, or a value the system's settings refuse.
+    """
+    keys = settings_keys(system.PAPER_SETTINGS)
+    grid: list[tuple[str, list[str]]] = []
+    for assignment in assignments:
+        key, equals, values = assignment.partition("=")
+        key = key.strip()
+        if not equals or not key:
+            raise ValueError(f"--set {assignment!r}: expected KEY=V1,V2,... such as mutation.weight_spread=0.02,0.05")
+        if key not in keys:
+            raise ValueError(f"--set {key}: {system.name} has no setting {key!r}; its settings are {', '.join(keys)}")
+        if any(key == other for other, _ in grid):
+            raise ValueError(f"--set {key}: the key is given twice; list all its values in one --set")
+        texts = [text.strip() for text in values.split(",")]
+        if not values.strip() or any(not text for text in texts):
+            raise ValueError(f"--set {key}={values}: give one or more values separated by commas")
+        for text in texts:
+            try:
+                with_setting(system.PAPER_SETTINGS, key, _parse_one(text, keys[key]))
+            except (ValueError, TypeError) as error:
+                raise ValueError(
+                    f"--set {key}={text}: {error} (the setting is {_kind_name(keys[key])})"
+                ) from None
+        grid.append((key, texts))
+    return grid
+
+
+def grid_cells(system: Any, grid: Sequence[tuple[str, Sequence[str]]]) -> list[Any]:
+    """The settings of every cell of ``grid``: the product of its value lists, in order, the first key slowest."""
+    keys = settings_keys(system.PAPER_SETTINGS)
+    cells = []
+    for texts in itertools.product(*(values for _, values in grid)):
+        settings = system.PAPER_SETTINGS
+        for (key, _), text in zip(grid, texts, strict=True):
+            settings = with_setting(settings, key, _parse_one(text, keys[key]))
+        cells.append(settings)
+    return cells
+
+
+def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], seeds: int) -> dict:
+    """What defines a sweep, as stored in its database: the system, the grid and the number of seeds."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"--seeds must be a whole number >= 1; got {seeds!r}")
+    return {"format": SWEEP_FORMAT, "version": 1, "system": system.name,
+            "grid": [[key, list(values)] for key, values in grid], "seeds": seeds}  # fmt: skip
+
+
+def sweep_tasks(system: Any, definition: dict) -> list[tuple[int, int, int]]:
+    """Every task of a sweep as ``(cell, seed, task)``: seeds 1 to N of every cell, every task of each."""
+    cells = grid_cells(system, definition["grid"])
+    return [(cell, seed, task) for cell, settings in enumerate(cells)
+            for seed in range(1, definition["seeds"] + 1) for task in range(system.task_count(settings))]  # fmt: skip
+
+
+# --- One task, on a worker -----------------------------------------------------------------------------------------
+
+
+def yardsticks(player: ArenaPlayer) -> dict[str, float]:
+    """The arena's measures of :data:`YARDSTICKS` for one player."""
+    row = measure(player)
+
+    def points(opponent: str, side: str) -> float:
+        win, draw, _ = row.results[opponent][side]
+        return win + 0.5 * draw
+
+    return {
+        "points_perfect_x": points("perfect", "X"), "points_perfect_o": points("perfect", "O"),
+        "points_random_x": points("random", "X"), "points_random_o": points("random", "O"),
+        "fogel_score": row.protocol_score, "can_lose": float(row.can_lose["X"] or row.can_lose["O"]),
+    }  # fmt: skip
+
+
+def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
+    """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 22)."""
+    start = time.perf_counter()
+    system = get_system(system_name)
+    cell, seed, task, settings = item
+    result = system.run_tasks(settings, seed, [task])[0]
+    player = system.record_players(system.merge(settings, seed, [result]))[0]
+    measures = {**yardsticks(system_player(system, player, f"{system.name} task")),
+                **system.task_measures(settings, result)}  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "player.json"
+        system.save_player(player, path, sweep_cell=cell, seed=seed, task=task, settings=settings.as_dict())
+        text = path.read_text()
+    return {"key": (cell, seed, task), "settings": settings.as_dict(), "measures": measures, "player": text,
+            "wall_time": time.perf_counter() - start, "worker": f"{socket.gethostname()}:{os.getpid()}"}  # fmt: skip
+
+
+def _sweep_share(system_name: str, share: list, progress: bool | str) -> list[dict]:
+    return [run_sweep_task(system_name, item) for item in share]
+
+
+# --- The sweep ----------------------------------------------------------------------------------------------------
+
+
+def status_line(store: SweepStore) -> str:
+    """``N of M tasks done`` for the sweep in ``store``."""
+    system = get_system(store.definition["system"])
+    return f"{len(store.done())} of {len(sweep_tasks(system, store.definition))} tasks done"
+
+
+def sweep(
+    system: Any,
+    grid: dict[str, Sequence[Any]] | Sequence[str],
+    seeds: int,
+    db: str | Path,
+    workers: int | None = None,
+    scheduler: object = None,
+    progress: bool = True,
+):
+    """Run a sweep, or the part of it not yet in ``db``, and return its table (chapter 22).
+
+    Parameters
+    ----------
+    system
+        A registered system or its name (``"fogel"``).
+    grid
+        ``{"mutation.weight_spread": [0.02, 0.05], "trials": [1]}``, or the command line's ``["KEY=V1,V2", ...]``.
+    seeds
+        Seeds 1 to ``seeds`` for every cell.
+    db
+        The SQLite file that keeps the sweep; created if missing. A file holding another sweep is refused.
+    workers, scheduler
+        Where the tasks run (:class:`evolving_ttt.parallel.TaskRunner`): local processes, or a Dask cluster.
+    progress
+        A bar over the tasks, with the estimated time left.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task: see :func:`sweep_table`.
+    """
+    system = get_system(system) if isinstance(system, str) else system
+    if isinstance(grid, dict):
+        grid = [f"{key}={','.join(str(v) for v in values)}" for key, values in grid.items()]
+    definition = sweep_definition(system, parse_grid(system, list(grid)), seeds)
+    cells = grid_cells(system, definition["grid"])
+    with SweepStore(db, definition) as store:
+        done = store.done()
+        missing = [key for key in sweep_tasks(system, definition) if key not in done]
+        items = [[(cell, seed, task, cells[cell])] for cell, seed, task in missing]
+
+        def record(k: int, results: list[dict]) -> None:
+            for found in results:
+                store.record(found["key"], found["settings"], found["measures"], found["player"],
+                             found["wall_time"], found["worker"])  # fmt: skip
+
+        with TaskRunner(workers, scheduler) as runner:
+            # The reference players are tabulated once, before the local workers are forked.
+            runner.map(partial(_sweep_share, system.name), items, progress, f"sweep {system.name}", reference_players,
+                       record)  # fmt: skip
+        if progress:
+            print(status_line(store))
+    return sweep_table(db)
+
+
+def sweep_table(db: str | Path):
+    """A sweep's recorded tasks as a pandas ``DataFrame``, one row per task (chapter 22).
+
+    Columns: ``cell``, ``seed``, ``task``, one column per swept setting (its value in the cell), the arena's
+    :data:`YARDSTICKS`, the system's own measures, ``wall_time`` (seconds) and ``worker``.
+    """
+    import pandas as pd
+
+    with SweepStore(db) as store:
+        definition, rows = store.definition, store.rows()
+    keys = [key for key, _ in definition["grid"]]
+
+    def value(settings: dict, key: str) -> Any:
+        for part in key.split("."):
+            settings = settings[part]
+        return tuple(settings) if isinstance(settings, list) else settings
+
+    table = [{"cell": r["cell"], "seed": r["seed"], "task": r["task"], **{k: value(r["settings"], k) for k in keys},
+              **r["measures"], "wall_time": r["wall_time"], "worker": r["worker"]} for r in rows]  # fmt: skip
+    columns = ["cell", "seed", "task", *keys, *YARDSTICKS]
+    frame = pd.DataFrame(table)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
+
+
+def sweep_player(db: str | Path, cell: int, seed: int, task: int) -> ArenaPlayer:
+    """The saved final player of one task of a sweep, ready to measure or to play (chapter 22)."""
+    with SweepStore(db) as store:
+        system = get_system(store.definition["system"])
+        found = store.connection.execute(
+            "SELECT player FROM tasks WHERE cell = ? AND seed = ? AND task = ?", (cell, seed, task)
+        ).fetchone()
+    if found is None:
+        raise ValueError(f"{db}: no task (cell {cell}, seed {seed}, task {task}) recorded")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "player.json"
+        path.write_text(found[0])
+        player, _ = system.load_player(path)
+    return system_player(system, player, f"{system.name} cell {cell} seed {seed} task {task}")

@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(PY) bench/al_khateeb.py
 	$(PY) bench/mohammadi.py
 	$(PY) bench/parallel.py
+	$(PY) bench/sweep.py
 
 clean:
 	rm -rf _build

@@ -3,8 +3,9 @@
 1. The store: one task recorded per transaction in a fresh SQLite database (WAL), 2,000 times.
 2. The executor: 2,000 tasks that do nothing, one per share as a sweep sends them, on two local worker processes
    and on a running two-worker Dask LocalCluster.
-3. A real sweep of Fogel trials (8 of the paper's trials of 800 generations, seeds 1 to 8) on one worker and on two,
-   side by side, after a small sweep that imports and tabulates what every sweep needs once per process: the share of the one-worker sweep's wall time that is not spent in its tasks, and the speed-up of two workers.
+3. A real sweep of Fogel trials (8 of the paper's trials of 800 generations, seeds 1 to 8) on one worker and on
+   two, side by side, after a small sweep that imports and tabulates what every sweep needs once per process:
+   the share of the one-worker sweep's wall time that is not spent in its tasks, and two workers' speed-up.
 
 Targets: under 5 ms per task for the store and the executor, and under 2% of a sweep of Fogel trials.
 """

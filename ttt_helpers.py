@@ -234,8 +234,8 @@ from evolving_ttt.mohammadi.system import (
 
 # Chapter 22: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
 from evolving_ttt.systems import (
-    System, BUILT_IN, check_system, register_system, unregister_system, registered_systems, get_system,
-    register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
+    System, REQUIRED_NAMES, BUILT_IN, check_system, register_system, unregister_system, registered_systems,
+    get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
 )
 from evolving_ttt.parallel import (
     LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,

@@ -121,7 +121,7 @@ from evolving_ttt.fogel.exact import (
     rule_base_policy, protocol_score,
 )
 
-# Chapter 15: Al-Khateeb (2012), the system, readable and batched (book/15_al_khateeb_system.ipynb)
+# Chapter 14: Al-Khateeb (2012), the system, readable and batched (book/14_al_khateeb_system.ipynb)
 from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
     WINNING_MOVES, WIN_VALUE, OnePlySettings, PAPER_ONE_PLY, check_weights, evaluator_layers, evaluate_boards,
@@ -134,7 +134,7 @@ from evolving_ttt.al_khateeb.engine import (
     save_coevolution_run, load_coevolution_run, run_coevolution,
 )
 
-# Chapter 16: Al-Khateeb (2012), the results, as the paper measured them and exactly (book/16_al_khateeb_results.ipynb)
+# Chapter 15: Al-Khateeb (2012), the results, as the paper measured them and exactly (book/15_al_khateeb_results.ipynb)
 from evolving_ttt.al_khateeb.engine import (
     EVALUATOR_FORMAT, save_evaluator, load_evaluator,
 )
@@ -145,8 +145,8 @@ from evolving_ttt.al_khateeb.results import (
     ttt_provenance,
 )
 
-# Chapters 17-18: Ling and Lam (2011), the heuristic, the NNDTF and the improved GA (book/17_ling_lam_system.ipynb,
-# book/18_ling_lam_results.ipynb)
+# Chapters 16-17: Ling and Lam (2011), the heuristic, the NNDTF and the improved GA (book/16_ling_lam_system.ipynb,
+# book/17_ling_lam_results.ipynb)
 from evolving_ttt.ling_lam.heuristic import (
     HEURISTIC_EMPTY, LINE_SCORES, LINES_THROUGH, heuristic_encoding, line_values, square_scores, score_table,
     heuristic_move, heuristic_policy, worked_example_boards,
@@ -173,8 +173,8 @@ from evolving_ttt.ling_lam.experiment import (
     network_move_table, network_policy, play_from_positions, two_by_two_positions,
 )
 
-# Chapters 19 and 20: Mohammadi et al. (2013), genetic programming, fitnessless co-evolution and a human judge
-# (book/19_mohammadi_system.ipynb, book/20_mohammadi_results.ipynb)
+# Chapters 18 and 19: Mohammadi et al. (2013), genetic programming, fitnessless co-evolution and a human judge
+# (book/18_mohammadi_system.ipynb, book/19_mohammadi_results.ipynb)
 from evolving_ttt.mohammadi.programs import (
     TERMINAL_NAMES, TERMINAL_SQUARES, FUNCTION_ARITIES, make_primitive_set, PRIMITIVES, program_to_text,
     parse_program, program_lines, playat_count, run_program, fallback_move, program_move, NIL, program_moves,
@@ -200,18 +200,10 @@ from evolving_ttt.cli import (
     build_parser, main,
 )
 
-# Chapter 14: play against every player of the book (book/14_play.ipynb)
-from evolving_ttt.play import (
-    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
-    PlayWidget, play_widget,
+# Chapter 20: the arena, every system's players on the same exact yardsticks
+from evolving_ttt.records import (
+    BENCH_RESULTS, BENCHMARK_FORMAT, save_benchmark, load_benchmark,
 )
-
-# Chapter 14: the board of the rendered page, which plays without a kernel
-from evolving_ttt.static_board import (
-    encode_side, decode_side, players_script, write_players_script,
-)
-
-# Chapter 21: the arena, every system's players on the same exact yardsticks
 from evolving_ttt.players import (
     Explanation, ArenaPlayer, table_player, square_values, probability_explanation,
 )
@@ -232,7 +224,7 @@ from evolving_ttt.mohammadi.system import (
     mohammadi_champion,
 )
 
-# Chapter 22: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
+# Chapter 21: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
 from evolving_ttt.systems import (
     System, REQUIRED_NAMES, BUILT_IN, check_system, register_system, unregister_system, registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
@@ -246,6 +238,17 @@ from evolving_ttt.store import (
 from evolving_ttt.sweeps import (
     YARDSTICKS, settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
     sweep, sweep_table, sweep_player,
+)
+
+# Chapter 22: play against every player of the book (book/22_play.ipynb)
+from evolving_ttt.play import (
+    OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
+    PlayWidget, play_widget,
+)
+
+# Chapter 22: the board of the rendered page, which plays without a kernel
+from evolving_ttt.static_board import (
+    encode_side, decode_side, players_script, write_players_script,
 )
 
 # The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi

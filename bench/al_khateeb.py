@@ -1,4 +1,4 @@
-"""Speed figures of Al-Khateeb's co-evolution engine on this machine (chapter 15).
+"""Speed figures of Al-Khateeb's co-evolution engine on this machine (chapter 14).
 
 Run with ``make bench`` (or ``.venv/bin/python bench/al_khateeb.py``). It prints:
 
@@ -78,13 +78,16 @@ def main() -> None:
     print(f"readable per-game loop: {readable:.3f} s per generation of one run (380 games)")
     print(f"engine: {1000 * engine:.3f} ms per generation of one run (20 runs x {args.reduced} generations)")
     print(f"ratio: the engine is {readable / engine:,.0f} times faster")
+    figures = {"engine_ratio": readable / engine}
     for workers in sorted({1, os.cpu_count() or 1}):
         seconds = timed_full_runs(args.repeats, workers)
         median = statistics.median(seconds)
+        figures.update(full_experiment_seconds=median, full_experiment_runs=seconds, workers=workers)
         runs = ", ".join(f"{s:.1f}" for s in seconds)
         verdict = "met" if median <= TARGET_SECONDS else "NOT met"
         print(f"full run, 20 runs x 2,000 generations, {workers} process(es): {runs} s; median {median:.1f} s "
               f"(target <= {TARGET_SECONDS:.0f} s: {verdict})")  # fmt: skip
+    print(f"recorded in {th.save_benchmark('al_khateeb', figures)} (the run on {figures['workers']} process(es))")
 
 
 if __name__ == "__main__":

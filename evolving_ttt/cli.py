@@ -1,5 +1,5 @@
 """The command line: one subcommand per registered system (``evolve``, ``al-khateeb``, ``ling-lam``,
-``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11) and ``arena`` (chapter 21).
+``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11) and ``arena`` (chapter 20).
 
 Every system command is built from the registry and works the same way: the system's own options, and
 ``--seed``, ``--out``, ``--workers``, ``--scheduler`` and ``--quiet``; every argument and output path is checked
@@ -167,7 +167,7 @@ def system_command(system, parser: argparse.ArgumentParser, args: argparse.Names
 
 
 def _sweep_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 22)."""
+    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 21)."""
     from evolving_ttt.store import SweepStore
     from evolving_ttt.sweeps import parse_grid, status_line, sweep, sweep_definition, sweep_table
 

@@ -1,4 +1,4 @@
-"""The sweep database: a sweep's definition and one row per finished task, in SQLite (chapter 22).
+"""The sweep database: a sweep's definition and one row per finished task, in SQLite (chapter 21).
 
 :class:`SweepStore` keeps a sweep safe against interruption. The file is an SQLite database in WAL mode with two
 tables: ``sweep`` holds the sweep's definition (JSON) and ``tasks`` one row per finished task, keyed by
@@ -32,14 +32,14 @@ CREATE TABLE IF NOT EXISTS tasks (
     PRIMARY KEY (cell, seed, task)
 );
 """
-"""The two tables of a sweep database (chapter 22)."""
+"""The two tables of a sweep database (chapter 21)."""
 
 TASK_COLUMNS = ("cell", "seed", "task", "settings", "measures", "player", "wall_time", "worker", "finished")
 """The columns of the ``tasks`` table, in order."""
 
 
 class SweepStore:
-    """One sweep's database file (chapter 22).
+    """One sweep's database file (chapter 21).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Ling and Lam (2011): the heuristic, the NNDTF, the two GAs, the lockstep engine and the files (chapters 17-18)."""
+"""Ling and Lam (2011): the heuristic, the NNDTF, the two GAs, the lockstep engine and the files (chapters 16-17)."""
 
 import json
 

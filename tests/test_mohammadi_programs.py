@@ -1,4 +1,4 @@
-"""Chapter 19: Mohammadi's programs, their text form, the lazy interpreters, variation and double games."""
+"""Chapter 18: Mohammadi's programs, their text form, the lazy interpreters, variation and double games."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""Chapter 20: exact results, the scripted judge, series of runs, saved programs, and the judge panel by clicks."""
+"""Chapter 19: exact results, the scripted judge, series of runs, saved programs, and the judge panel by clicks."""
 
 import json
 import random

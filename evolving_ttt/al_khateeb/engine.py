@@ -1,4 +1,4 @@
-"""Al-Khateeb (2012): the batched engine, the record of an experiment and its files (chapter 15).
+"""Al-Khateeb (2012): the batched engine, the record of an experiment and its files (chapter 14).
 
 :func:`coevolve` runs all runs of an experiment together and gives, bit for bit, what
 :func:`evolving_ttt.al_khateeb.evaluator.coevolve_readable` gives run by run (the tests check it).
@@ -52,7 +52,7 @@ from evolving_ttt.records import cached_run, read_record
 
 @cache
 def swapped_index() -> np.ndarray:
-    """``swapped_index()[i]``: the number of board ``i`` with X and O exchanged (chapter 15).
+    """``swapped_index()[i]``: the number of board ``i`` with X and O exchanged (chapter 14).
 
     Board ``i`` seen by O, with O's pieces as +1, is the board numbered ``swapped_index()[i]``.
     """
@@ -69,7 +69,7 @@ def _board_columns() -> np.ndarray:
 
 
 def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, winning_moves: str) -> np.ndarray:
-    """The one-ply move of network ``weights[k]`` on board number ``boards[k]``, all at once (chapter 15).
+    """The one-ply move of network ``weights[k]`` on board number ``boards[k]``, all at once (chapter 14).
 
     Every board must have ``mark`` to move and the same number of empty squares (true of all boards of
     one ply). ``weights`` has shape ``(m, 72)``, ``boards`` ``(m,)``. The same moves as
@@ -96,7 +96,7 @@ def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, 
 
 @dataclass(frozen=True)
 class CoevolutionRun:
-    """The record of an experiment (chapter 15).
+    """The record of an experiment (chapter 14).
 
     Attributes
     ----------
@@ -138,7 +138,7 @@ class CoevolutionRun:
 
 
 def merge_coevolution_runs(parts: Sequence[CoevolutionRun]) -> CoevolutionRun:
-    """Stack records of different runs of the same experiment and seed (chapter 15)."""
+    """Stack records of different runs of the same experiment and seed (chapter 14)."""
     first = parts[0]
     if any(p.config != first.config or p.seed != first.seed for p in parts):
         raise ValueError("only records of the same configuration and seed can be merged")
@@ -157,7 +157,7 @@ def coevolve(
     workers: int = 1,
     scheduler: object = None,
 ) -> CoevolutionRun:
-    """Run the experiment: all runs together, their games in lockstep (chapter 15).
+    """Run the experiment: all runs together, their games in lockstep (chapter 14).
 
     Parameters
     ----------
@@ -267,11 +267,11 @@ def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], pr
 
 
 RECORD_FIELDS = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
-"""The arrays of a :class:`CoevolutionRun`, in order (chapter 15)."""
+"""The arrays of a :class:`CoevolutionRun`, in order (chapter 14)."""
 
 
 def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
-    """Write a record to a ``.npz`` file: its configuration, seed, run numbers and arrays (chapter 15)."""
+    """Write a record to a ``.npz`` file: its configuration, seed, run numbers and arrays (chapter 14)."""
     np.savez_compressed(
         path, config=json.dumps(run.config.as_dict()), seed=run.seed, run_numbers=np.array(run.run_numbers),
         **{name: getattr(run, name) for name in RECORD_FIELDS},
@@ -279,7 +279,7 @@ def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
 
 
 def load_coevolution_run(path: str | Path) -> CoevolutionRun:
-    """Read a record written by :func:`save_coevolution_run` (chapter 15).
+    """Read a record written by :func:`save_coevolution_run` (chapter 14).
 
     Raises
     ------
@@ -306,7 +306,7 @@ def run_coevolution(
     progress: bool | str = True,
     workers: int | None = None,
 ) -> CoevolutionRun:
-    """The experiment as the chapters run it: all cores, shared within a build (chapter 15).
+    """The experiment as the chapters run it: all cores, shared within a build (chapter 14).
 
     When the environment variable ``TTT_RUN_CACHE`` names a folder, the finished record is saved there
     under a name derived from its configuration and seed, and a later call with the same arguments
@@ -321,11 +321,11 @@ def run_coevolution(
 
 
 EVALUATOR_FORMAT = "al-khateeb-evaluator"
-"""The ``format`` field of a saved evaluator file (chapter 16)."""
+"""The ``format`` field of a saved evaluator file (chapter 15)."""
 
 
 def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, **provenance) -> None:
-    """Save one evaluator as JSON: its 72 weights and 72 step sizes, and where it came from (chapter 16).
+    """Save one evaluator as JSON: its 72 weights and 72 step sizes, and where it came from (chapter 15).
 
     The file holds ``format`` (``"al-khateeb-evaluator"``), ``version`` (1), ``layers`` ([9, 5, 3, 1]),
     ``weights`` and ``step_sizes`` (72 numbers each, in the order of
@@ -343,7 +343,7 @@ def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, **p
 
 
 def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Load an evaluator saved by :func:`save_evaluator`: ``(weights, step sizes, provenance)`` (chapter 16).
+    """Load an evaluator saved by :func:`save_evaluator`: ``(weights, step sizes, provenance)`` (chapter 15).
 
     Raises
     ------
@@ -372,7 +372,7 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
 
 
 def estimated_memory(config: AlKhateebConfig) -> int:
-    """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``config`` (chapter 15).
+    """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``config`` (chapter 14).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables, 2.7 MB per run for
     its move tables and populations, and 1 kB per run and generation for the record. The command line refuses

@@ -1,7 +1,7 @@
-"""Al-Khateeb (2012): the 9-5-3-1 board evaluator and its co-evolution, readable version (chapter 15).
+"""Al-Khateeb (2012): the 9-5-3-1 board evaluator and its co-evolution, readable version (chapter 14).
 
 Everything here is written for reading, one game and one network at a time; chapter
-``book/15_al_khateeb_system.ipynb`` shows it piece by piece. The batched engine of
+``book/14_al_khateeb_system.ipynb`` shows it piece by piece. The batched engine of
 :mod:`evolving_ttt.al_khateeb.engine` runs the same experiment for all runs at once and is checked
 against :func:`coevolve_readable` for the same random numbers.
 
@@ -39,28 +39,28 @@ from evolving_ttt.game import (
 )
 
 EVALUATOR_LAYERS = (9, 5, 3, 1)
-"""Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 15)."""
+"""Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 14)."""
 
 EVALUATOR_WEIGHTS = sum((n_in + 1) * n_out for n_in, n_out in pairwise(EVALUATOR_LAYERS))
-"""Weights and biases of one evaluator: 9*5+5 + 5*3+3 + 3*1+1 = 72, the paper's N_w (chapter 15)."""
+"""Weights and biases of one evaluator: 9*5+5 + 5*3+3 + 3*1+1 = 72, the paper's N_w (chapter 14)."""
 
 EVALUATOR_WEIGHT_LIMIT = 0.5
-"""Initial weights and biases are uniform on [-0.5, 0.5] (chapter 15)."""
+"""Initial weights and biases are uniform on [-0.5, 0.5] (chapter 14)."""
 
 INITIAL_STEP_SIZE = 0.05
-"""Every self-adaptive step size starts at 0.05 (chapter 15)."""
+"""Every self-adaptive step size starts at 0.05 (chapter 14)."""
 
 STEP_SIZE_TAU = 1 / math.sqrt(2 * math.sqrt(EVALUATOR_WEIGHTS))
-"""The learning rate of the step sizes, tau = 1 / sqrt(2 sqrt(72)), about 0.2427 (chapter 15)."""
+"""The learning rate of the step sizes, tau = 1 / sqrt(2 sqrt(72)), about 0.2427 (chapter 14)."""
 
 VIEWS = ("mover", "x")
-"""How the evaluator sees a board: from the side of the player who just moved, or always from X's (chapter 15)."""
+"""How the evaluator sees a board: from the side of the player who just moved, or always from X's (chapter 14)."""
 
 WINNING_MOVES = ("evaluator", "rules")
-"""Who judges a move that completes a line: the evaluator like any other move, or the rules (chapter 15)."""
+"""Who judges a move that completes a line: the evaluator like any other move, or the rules (chapter 14)."""
 
 WIN_VALUE = 2.0
-"""The value the rules give a winning move: above any output of the evaluator, which lies in [-1, 1] (chapter 15)."""
+"""The value the rules give a winning move: above any output of the evaluator, which lies in [-1, 1] (chapter 14)."""
 
 
 def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
@@ -71,7 +71,7 @@ def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
 
 @dataclass(frozen=True)
 class OnePlySettings:
-    """The readings of how the evaluator picks a move; the defaults are the book's (chapter 15).
+    """The readings of how the evaluator picks a move; the defaults are the book's (chapter 14).
 
     Attributes
     ----------
@@ -96,11 +96,11 @@ class OnePlySettings:
 
 
 PAPER_ONE_PLY = OnePlySettings()
-"""The book's reading of the paper: boards seen by the mover, winning moves left to the evaluator (chapter 15)."""
+"""The book's reading of the paper: boards seen by the mover, winning moves left to the evaluator (chapter 14)."""
 
 
 def check_weights(weights: np.ndarray, name: str = "weights") -> np.ndarray:
-    """Return ``weights`` as a float array after checking that its last axis holds 72 finite numbers (chapter 15)."""
+    """Return ``weights`` as a float array after checking that its last axis holds 72 finite numbers (chapter 14)."""
     weights = np.asarray(weights, dtype=float)
     if weights.shape[-1:] != (EVALUATOR_WEIGHTS,):
         raise ValueError(f"{name} must have {EVALUATOR_WEIGHTS} weights in the last axis; got shape {weights.shape}")
@@ -111,7 +111,7 @@ def check_weights(weights: np.ndarray, name: str = "weights") -> np.ndarray:
 
 def evaluator_layers(weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Split one network's 72 numbers into ``(weights, biases)`` per layer: (9, 5) and (5,), (5, 3) and (3,),
-    (3, 1) and (1,) (chapter 15)."""
+    (3, 1) and (1,) (chapter 14)."""
     weights = check_weights(weights)
     layers, start = [], 0
     for n_in, n_out in pairwise(EVALUATOR_LAYERS):
@@ -123,7 +123,7 @@ def evaluator_layers(weights: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]
 
 
 def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
-    """The evaluator's value of each board, in [-1, 1]: tanh on every hidden node and on the output (chapter 15).
+    """The evaluator's value of each board, in [-1, 1]: tanh on every hidden node and on the output (chapter 14).
 
     ``weights`` has shape ``(..., 72)`` and ``boards`` ``(..., 9)``; their leading axes broadcast, so
     one network can judge many boards, or many networks one board each. This one function serves the
@@ -157,7 +157,7 @@ def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
 
 
 def random_evaluators(rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` networks with weights and biases uniform on [-0.5, 0.5], shape ``(count, 72)`` (chapter 15)."""
+    """``count`` networks with weights and biases uniform on [-0.5, 0.5], shape ``(count, 72)`` (chapter 14)."""
     count = check_count(count, "count")
     return rng.uniform(-EVALUATOR_WEIGHT_LIMIT, EVALUATOR_WEIGHT_LIMIT, size=(count, EVALUATOR_WEIGHTS))
 
@@ -165,7 +165,7 @@ def random_evaluators(rng: np.random.Generator, count: int) -> np.ndarray:
 def move_values(
     weights: np.ndarray, board: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
 ) -> tuple[list[int], np.ndarray]:
-    """The one-ply search: every legal move of the side to move, and how much that side likes it (chapter 15).
+    """The one-ply search: every legal move of the side to move, and how much that side likes it (chapter 14).
 
     Each move is played on a copy of the board and the evaluator judges the result. With the view
     ``"mover"`` the result is shown with the mover's pieces as +1 (for O: the board times -1); with
@@ -187,13 +187,13 @@ def move_values(
 
 
 def one_ply_move(weights: np.ndarray, board: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> int:
-    """The move the evaluator picks: the highest value, ties to the lowest square (chapter 15)."""
+    """The move the evaluator picks: the highest value, ties to the lowest square (chapter 14)."""
     moves, values = move_values(weights, board, settings)
     return moves[int(np.argmax(values))]  # argmax returns the first of equal values: the lowest square
 
 
 def one_ply_player(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> Player:
-    """A move function (board -> square) for the evaluator playing ``mark`` (chapter 15)."""
+    """A move function (board -> square) for the evaluator playing ``mark`` (chapter 14)."""
     weights, mark = check_weights(weights).copy(), check_mark(mark)
 
     def player(board: np.ndarray) -> int:
@@ -208,7 +208,7 @@ def self_adaptive_mutation(
     weights: np.ndarray, steps: np.ndarray, step_normals: np.ndarray, weight_normals: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """One offspring per parent: each step size is multiplied by exp(tau N), then each weight moves by
-    step size times N, with fresh standard normal numbers N for every weight (chapter 15).
+    step size times N, with fresh standard normal numbers N for every weight (chapter 14).
 
     The weight moves by the *new* step size, the order the paper writes the two equations in. Any
     leading batch axes are allowed; returns ``(offspring weights, offspring step sizes)``.
@@ -220,7 +220,7 @@ def self_adaptive_mutation(
 def coevolution_game(
     x_weights: np.ndarray, o_weights: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
 ) -> tuple[int, list[int]]:
-    """Play one game between two evaluators; returns ``(winner, moves)``, winner +1 X, -1 O, 0 draw (chapter 15)."""
+    """Play one game between two evaluators; returns ``(winner, moves)``, winner +1 X, -1 O, 0 draw (chapter 14)."""
     board = np.zeros(9, dtype=np.int8)
     moves = []
     while not is_game_over(board):
@@ -232,7 +232,7 @@ def coevolution_game(
 
 
 def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """Every network plays every other once as X and once as O (chapter 15).
+    """Every network plays every other once as X and once as O (chapter 14).
 
     Returns ``results[i, j]``: the winner (+1 X, -1 O, 0 draw) of the game with network ``i`` as X and
     ``j`` as O; the diagonal is 0. With 20 networks that is 380 games.
@@ -247,7 +247,7 @@ def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER
 
 
 def round_robin_totals(results: np.ndarray) -> np.ndarray:
-    """Each network's total at +1 a win, 0 a draw, -1 a loss (chapter 15).
+    """Each network's total at +1 a win, 0 a draw, -1 a loss (chapter 14).
 
     As X, network ``i`` scores ``results[i, j]``; as O it scores ``-results[j, i]``.
     """
@@ -256,13 +256,13 @@ def round_robin_totals(results: np.ndarray) -> np.ndarray:
 
 
 def rank_population(totals: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
-    """Positions of the networks from the highest total down; equal totals in the order of random keys (chapter 15)."""
+    """Positions of the networks from the highest total down; equal totals in the order of random keys (chapter 14)."""
     return np.lexsort((tie_keys, -np.asarray(totals)), axis=-1)
 
 
 @dataclass(frozen=True)
 class AlKhateebConfig:
-    """One experiment; the defaults are Al-Khateeb's (chapter 15).
+    """One experiment; the defaults are Al-Khateeb's (chapter 14).
 
     Attributes
     ----------
@@ -311,12 +311,12 @@ class AlKhateebConfig:
 
 
 PAPER_AL_KHATEEB = AlKhateebConfig()
-"""Al-Khateeb's experiment: 20 networks, 10 parents, 2,000 generations, 20 runs (chapter 15)."""
+"""Al-Khateeb's experiment: 20 networks, 10 parents, 2,000 generations, 20 runs (chapter 14)."""
 
 
 @dataclass(frozen=True)
 class CoevolutionDraws:
-    """The random numbers of one generation of one run (chapter 15).
+    """The random numbers of one generation of one run (chapter 14).
 
     Attributes
     ----------
@@ -332,14 +332,14 @@ class CoevolutionDraws:
 
 
 def draw_coevolution(rng: np.random.Generator, config: AlKhateebConfig = PAPER_AL_KHATEEB) -> CoevolutionDraws:
-    """Draw one generation's random numbers, always in the same order (chapter 15)."""
+    """Draw one generation's random numbers, always in the same order (chapter 14)."""
     shape = (config.parents, EVALUATOR_WEIGHTS)
     return CoevolutionDraws(rng.random(config.population), rng.standard_normal(shape), rng.standard_normal(shape))
 
 
 @dataclass(frozen=True)
 class ReadableRun:
-    """The record of one run of :func:`coevolve_readable` (chapter 15).
+    """The record of one run of :func:`coevolve_readable` (chapter 14).
 
     Attributes
     ----------
@@ -365,7 +365,7 @@ class ReadableRun:
 
 
 def coevolve_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
-    """Run number ``run`` of an experiment, one game at a time (chapter 15).
+    """Run number ``run`` of an experiment, one game at a time (chapter 14).
 
     Steps 1 to 8 of the paper: 20 random networks with step sizes 0.05; each generation a round robin,
     the 10 best kept (equal totals in random order) and one offspring of each by self-adaptive

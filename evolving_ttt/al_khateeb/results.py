@@ -1,4 +1,4 @@
-"""Al-Khateeb (2012): the evolved players measured, exactly and as the paper did (chapter 16).
+"""Al-Khateeb (2012): the evolved players measured, exactly and as the paper did (chapter 15).
 
 * :func:`evaluator_moves` and :func:`evaluator_policies` write many evaluators down as policy tables
   at once (the form :mod:`evolving_ttt.outcomes` judges), evaluating each board once per network.
@@ -29,18 +29,18 @@ from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, outcome_probabil
 
 AL_KHATEEB_TABLE_1 = {10: 51, 15: 51, 6: 50, 14: 50, 17: 50, 4: 49, 12: 49, 1: 48, 7: 48, 16: 48, 20: 48,
                  8: 47, 11: 47, 18: 47, 2: 46, 5: 46, 19: 46, 3: 45, 9: 45, 13: 45}  # fmt: skip
-"""The paper's Table 1: points of each player TTT(k) in its round robin (3 a win, 1 a draw) (chapter 16)."""
+"""The paper's Table 1: points of each player TTT(k) in its round robin (3 a win, 1 a draw) (chapter 15)."""
 
 AL_KHATEEB_TABLE_2 = (0, 43, 7)
-"""The paper's Table 2: TTT's wins, draws and losses in 50 games against the online perfect player (chapter 16)."""
+"""The paper's Table 2: TTT's wins, draws and losses in 50 games against the online perfect player (chapter 15)."""
 
 AL_KHATEEB_TABLE_3 = (28, 20, 2)
-"""The paper's Table 3: TTT's wins, draws and losses in 50 games against the nearly perfect player (chapter 16)."""
+"""The paper's Table 3: TTT's wins, draws and losses in 50 games against the nearly perfect player (chapter 15)."""
 
 
 @dataclass(frozen=True)
 class AfterstateTables:
-    """Every move on every board where one side is to move, as the evaluator sees it (chapter 16).
+    """Every move on every board where one side is to move, as the evaluator sees it (chapter 15).
 
     Attributes
     ----------
@@ -65,7 +65,7 @@ class AfterstateTables:
 
 @cache
 def afterstate_tables(mark: int, view: str) -> AfterstateTables:
-    """The :class:`AfterstateTables` of the side ``mark`` with the given view (chapter 16)."""
+    """The :class:`AfterstateTables` of the side ``mark`` with the given view (chapter 15)."""
     mark = check_mark(mark)
     OnePlySettings(view=view)  # checks the view
     tables = board_tables()
@@ -91,7 +91,7 @@ def afterstate_tables(mark: int, view: str) -> AfterstateTables:
 def evaluator_moves(
     weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY, chunk: int = 64
 ) -> np.ndarray:
-    """The square each network picks on every board where ``mark`` is to move, shape ``(networks, n)`` (chapter 16).
+    """The square each network picks on every board where ``mark`` is to move, shape ``(networks, n)`` (chapter 15).
 
     Board ``k`` is ``boards_to_move(mark)[k]``. Each network judges each distinct board it can be shown
     once (about 2,500 per side), ``chunk`` networks at a time; the moves are those of
@@ -118,7 +118,7 @@ def evaluator_moves(
 
 
 def moves_to_policies(moves: np.ndarray, mark: int) -> np.ndarray:
-    """Policy tables ``(networks, 19683, 9)`` with a 1 at the square :func:`evaluator_moves` chose (chapter 16)."""
+    """Policy tables ``(networks, 19683, 9)`` with a 1 at the square :func:`evaluator_moves` chose (chapter 15)."""
     rows = boards_to_move(mark)
     moves = np.asarray(moves, dtype=np.int64)
     if moves.ndim != 2 or moves.shape[1] != len(rows):
@@ -129,12 +129,12 @@ def moves_to_policies(moves: np.ndarray, mark: int) -> np.ndarray:
 
 
 def evaluator_policies(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """The policy tables of many evaluators playing ``mark``, shape ``(networks, 19683, 9)`` (chapter 16)."""
+    """The policy tables of many evaluators playing ``mark``, shape ``(networks, 19683, 9)`` (chapter 15)."""
     return moves_to_policies(evaluator_moves(weights, mark, settings), mark)
 
 
 def evaluator_policy(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """The policy table of one evaluator playing ``mark``, shape ``(19683, 9)`` (chapter 16)."""
+    """The policy table of one evaluator playing ``mark``, shape ``(19683, 9)`` (chapter 15)."""
     weights = check_weights(weights)
     if weights.shape != (72,):
         raise ValueError(f"weights must be one network of 72 numbers; got shape {weights.shape}")
@@ -149,7 +149,7 @@ def evaluator_exact_results(
     chunk: int = 32,
 ) -> np.ndarray:
     """Exact win, draw and loss probabilities of each network against one opponent, shape ``(networks, 2, 3)``
-    (chapter 16).
+    (chapter 15).
 
     ``[:, 0]`` is the network playing X against ``opponent_as_o``, ``[:, 1]`` the network playing O
     against ``opponent_as_x``; the last axis is (win, draw, loss) for the network. The opponent is
@@ -176,7 +176,7 @@ def evaluator_exact_results(
 def progress_curve(
     run, opponent_as_x: np.ndarray, opponent_as_o: np.ndarray, generations=None, chunk: int = 32
 ) -> np.ndarray:
-    """Exact results of each run's best network of the given generations against one opponent (chapter 16).
+    """Exact results of each run's best network of the given generations against one opponent (chapter 15).
 
     ``run`` is a :class:`evolving_ttt.al_khateeb.engine.CoevolutionRun`; ``generations`` are generation
     numbers counted from 1 (default: all). Returns shape ``(runs, len(generations), 2, 3)``, axes 2 and
@@ -196,7 +196,7 @@ def progress_curve(
 
 
 def final_round_robin(players: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """The paper's Table 1 tournament: every player meets every other once as X and once as O (chapter 16).
+    """The paper's Table 1 tournament: every player meets every other once as X and once as O (chapter 15).
 
     Returns ``results[i, j]``, the winner of player ``i`` (X) against player ``j`` (O), as
     :func:`evolving_ttt.al_khateeb.evaluator.round_robin_results`.
@@ -205,7 +205,7 @@ def final_round_robin(players: np.ndarray, settings: OnePlySettings = PAPER_ONE_
 
 
 def game_points(results: np.ndarray, win: int = 3, draw: int = 1, loss: int = 0) -> np.ndarray:
-    """Each player's points in each of its games, shape ``(players, 2 (players - 1))`` (chapter 16).
+    """Each player's points in each of its games, shape ``(players, 2 (players - 1))`` (chapter 15).
 
     Row ``i`` holds its games as X against every other player in order, then its games as O; a win
     earns ``win`` points, a draw ``draw`` and a loss ``loss`` (the paper's 3, 1, 0).
@@ -221,7 +221,7 @@ def game_points(results: np.ndarray, win: int = 3, draw: int = 1, loss: int = 0)
 
 @dataclass(frozen=True)
 class WelchTest:
-    """A one-sided Welch t-test of "player a scores more points per game than player b" (chapter 16)."""
+    """A one-sided Welch t-test of "player a scores more points per game than player b" (chapter 15)."""
 
     statistic: float
     degrees_of_freedom: float
@@ -229,7 +229,7 @@ class WelchTest:
 
 
 def welch_test(points_a: np.ndarray, points_b: np.ndarray) -> WelchTest:
-    """Welch's t-test (unequal variances), one-sided: is the mean of ``points_a`` larger? (chapter 16)
+    """Welch's t-test (unequal variances), one-sided: is the mean of ``points_a`` larger? (chapter 15)
 
     Uses :func:`scipy.stats.ttest_ind` with ``equal_var=False`` and ``alternative="greater"``. A small
     p-value is evidence that a scores more per game than b; a large one is *not* evidence that they are
@@ -245,7 +245,7 @@ def welch_test(points_a: np.ndarray, points_b: np.ndarray) -> WelchTest:
 def match_record(
     player: np.ndarray, player_mark: int, opponent: np.ndarray, rng: np.random.Generator, games: int = 50
 ) -> tuple[int, int, int]:
-    """Wins, draws and losses of a player in ``games`` sampled games against ``opponent`` (chapter 16).
+    """Wins, draws and losses of a player in ``games`` sampled games against ``opponent`` (chapter 15).
 
     ``player`` and ``opponent`` are policy tables; ``player_mark`` says which side the player takes
     (the opponent takes the other). The games are drawn from ``rng`` by
@@ -259,7 +259,7 @@ def match_record(
 
 
 def choose_ttt(run) -> tuple[int, np.ndarray]:
-    """TTT: the run whose player scores most points in the final round robin; ``(row, points)`` (chapter 16).
+    """TTT: the run whose player scores most points in the final round robin; ``(row, points)`` (chapter 15).
 
     ``run`` is a :class:`evolving_ttt.al_khateeb.engine.CoevolutionRun`; each run's player is its
     network ranked first in the last generation. Points are 3 a win, 1 a draw (the paper's Table 1).
@@ -271,7 +271,7 @@ def choose_ttt(run) -> tuple[int, np.ndarray]:
 
 
 def ttt_provenance(run, row: int, points: np.ndarray) -> dict:
-    """What :func:`evolving_ttt.al_khateeb.engine.save_evaluator` records with TTT (chapter 16)."""
+    """What :func:`evolving_ttt.al_khateeb.engine.save_evaluator` records with TTT (chapter 15)."""
     return {
         "description": "TTT: the player with the most points in the round robin of the final players of all runs "
         "(3 a win, 1 a draw); each run's player is its network ranked first in the last generation",

@@ -1,9 +1,9 @@
-"""Al-Khateeb (2012) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+"""Al-Khateeb (2012) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
 
 A task is one run of the co-evolution (:func:`~evolving_ttt.al_khateeb.engine.coevolve`); its result is a
 :class:`~evolving_ttt.al_khateeb.engine.CoevolutionRun` holding that run alone; a player is an :class:`Evaluator`:
 the 72 weights and step sizes of a 9-5-3-1 network and the reading of how it picks a move.
-:func:`al_khateeb_ttt` is chapter 16's TTT as the arena and the play widget know it.
+:func:`al_khateeb_ttt` is chapter 15's TTT as the arena and the play widget know it.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ PAPER_SETTINGS = PAPER_AL_KHATEEB
 
 @dataclass(frozen=True, eq=False)
 class Evaluator:
-    """One evaluator: its 72 weights, its 72 step sizes, and how it picks a move (chapter 16)."""
+    """One evaluator: its 72 weights, its 72 step sizes, and how it picks a move (chapter 15)."""
 
     weights: np.ndarray
     steps: np.ndarray
@@ -120,7 +120,7 @@ def policy_tables(player: Evaluator) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: Evaluator) -> Callable[[np.ndarray, int], Explanation]:
-    """The evaluator's value of the board after each legal move (chapter 14)."""
+    """The evaluator's value of the board after each legal move (chapter 22)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         moves, values = move_values(player.weights, board, player.settings)
@@ -135,7 +135,7 @@ def explain(player: Evaluator) -> Callable[[np.ndarray, int], Explanation]:
 
 
 def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlayer:
-    """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 15, 16)."""
+    """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 14, 15)."""
     player, provenance = load_player(path)
     experiment = provenance.get("experiment", {})
     runs, generations = experiment.get("runs", 20), experiment.get("generations", 2000)
@@ -145,15 +145,15 @@ def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlay
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:
-    """Chapter 16's TTT."""
+    """Chapter 15's TTT."""
     return (al_khateeb_ttt(),)
 
 
-# --- The command: python -m ttt_helpers al-khateeb ... (chapter 16) -------------------------------------------
+# --- The command: python -m ttt_helpers al-khateeb ... (chapter 15) -------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The experiment's size, the readings of chapter 15, and ``--champion``."""
+    """The experiment's size, the readings of chapter 14, and ``--champion``."""
     parser.add_argument("--runs", type=whole_number, default=PAPER_AL_KHATEEB.runs)
     parser.add_argument("--generations", type=whole_number, default=PAPER_AL_KHATEEB.generations)
     parser.add_argument("--champion", help="also save TTT, the winner of the final round robin, to this JSON file")

@@ -1,9 +1,9 @@
-"""Fogel (1993) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+"""Fogel (1993) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
 
 A task is one trial of :func:`~evolving_ttt.fogel.evolution.evolve`; its result is an
 :class:`~evolving_ttt.fogel.evolution.EvolutionRun` holding that trial alone; the record is the merged run, and a
 player is a :class:`~evolving_ttt.fogel.network.Network`. :func:`fogel_champion` is chapter 7's champion as the
-arena and the play widget know it (chapter 14).
+arena and the play widget know it (chapter 22).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def policy_tables(player: Network) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: Network) -> Callable[[np.ndarray, int], Explanation]:
-    """The network's nine outputs, and the square it plays (chapter 14)."""
+    """The network's nine outputs, and the square it plays (chapter 22)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         move = network_move(player, board, mark)
@@ -115,7 +115,7 @@ def explain(player: Network) -> Callable[[np.ndarray, int], Explanation]:
 
 
 def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
-    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 14)."""
+    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 22)."""
     network, provenance = load_network(path)
     training = "50 parents + 50 offspring x 32 games x 800 generations = 2,560,000 games per trial"
     x_policy, o_policy = policy_tables(network)

@@ -1,4 +1,4 @@
-"""Ling and Lam (2011): a move-scoring heuristic imitated by a network with double transfer functions (chapters 17-18).
+"""Ling and Lam (2011): a move-scoring heuristic imitated by a network with double transfer functions (chapters 16-17).
 
 * ``heuristic``: the move-scoring heuristic of Section 2 and the heuristic as a player;
 * ``network``: the NNDTF of Section 3, the traditional baseline network, the move rule and the fitness (31);

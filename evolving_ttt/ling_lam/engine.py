@@ -1,10 +1,10 @@
-"""Many runs of the two GAs in lockstep (chapter 17; used by chapter 18 and the command line).
+"""Many runs of the two GAs in lockstep (chapter 16; used by chapter 17 and the command line).
 
 The runs' iterations are independent, so all runs advance together: the populations are stacked into
 an array (S, N, n), each operator of :mod:`evolving_ttt.ling_lam.ga` works on all runs at once, and one
 call of ``evaluate`` scores every run's candidates. Run ``s`` draws only from its own generator, a block
 of iterations at a time: ``rng.random((B, D))`` gives the same numbers as B calls of ``rng.random(D)``,
-so each run is, bit for bit, the readable GA's run with that generator (tested, and checked in chapter 17).
+so each run is, bit for bit, the readable GA's run with that generator (tested, and checked in chapter 16).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ling and Lam (2011), Sections 5 and 6: both networks trained for many seeds, their files, their games (chapter 18).
+"""Ling and Lam (2011), Sections 5 and 6: both networks trained for many seeds, their files, their games (chapter 17).
 
 * :class:`LingLamConfig` holds an experiment's settings (the paper's by default); :func:`train` runs one
   method (``"nndtf"`` with the improved GA, ``"baseline"`` with the traditional GA) for many seeds in
@@ -75,7 +75,7 @@ LAYOUTS = {"nndtf": NNDTF_LAYOUT, "baseline": BASELINE_LAYOUT}
 
 @dataclass(frozen=True)
 class LingLamConfig:
-    """An experiment's settings; the defaults are the paper's, with our choices where it is silent (chapter 17).
+    """An experiment's settings; the defaults are the paper's, with our choices where it is silent (chapter 16).
 
     Attributes
     ----------
@@ -178,7 +178,7 @@ def method_generators(seed: int, method: str, runs: int) -> list[np.random.Gener
 
 @dataclass(frozen=True)
 class TrainingRun:
-    """All runs of one method: the curves, the trained networks and the settings (chapter 18).
+    """All runs of one method: the curves, the trained networks and the settings (chapter 17).
 
     Attributes
     ----------
@@ -286,7 +286,7 @@ def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
 
 def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
                  workers: int | None = None) -> TrainingRun:  # fmt: skip
-    """:func:`train` on all cores, shared between the chapters of one build (chapter 18).
+    """:func:`train` on all cores, shared between the chapters of one build (chapter 17).
 
     As with Fogel's ``run_experiment``: when the environment variable ``TTT_RUN_CACHE`` names a folder,
     a finished run is saved there under a name derived from its method, settings and seed, and a later
@@ -502,7 +502,7 @@ def two_by_two_positions() -> np.ndarray:
 
 
 def estimated_memory(config: LingLamConfig, methods: int = 2) -> int:
-    """A generous estimate of the peak memory, in bytes, of training ``methods`` methods for ``config`` (chapter 18).
+    """A generous estimate of the peak memory, in bytes, of training ``methods`` methods for ``config`` (chapter 17).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables, and per seed 2.7 MB
     for its populations and positions and 100 bytes per iteration for its curves, for each method held at the

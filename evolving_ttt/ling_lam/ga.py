@@ -1,4 +1,4 @@
-"""Ling and Lam (2011), Section 4: the improved genetic algorithm, and the traditional one of the baseline (chapter 17).
+"""Ling and Lam (2011), Section 4: the improved genetic algorithm, and the traditional one of the baseline (chapter 16).
 
 Both work on chromosomes of genes in [-1, 1] and maximize a fitness given as a function ``evaluate``
 (chromosomes (k, n) -> fitness (k,)). Each iteration draws a fixed number of uniform numbers from the

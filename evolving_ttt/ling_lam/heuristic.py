@@ -1,4 +1,4 @@
-"""Ling and Lam (2011), Section 2: the move-scoring heuristic the networks learn to imitate (chapter 17).
+"""Ling and Lam (2011), Section 2: the move-scoring heuristic the networks learn to imitate (chapter 16).
 
 The heuristic scores every empty square for the player about to place an X. The board is encoded with
 X = 1, O = -1 and an empty square = 0.5 (:func:`heuristic_encoding`); an X is put on the square and each

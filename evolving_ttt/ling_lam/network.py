@@ -1,4 +1,4 @@
-"""Ling and Lam (2011), Sections 3 and 5: the NNDTF, the traditional baseline network, and the fitness (chapter 17).
+"""Ling and Lam (2011), Sections 3 and 5: the NNDTF, the traditional baseline network, and the fitness (chapter 16).
 
 A network is a flat vector of genes in [-1, 1] (the chromosome the genetic algorithms work on).
 
@@ -35,7 +35,7 @@ from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, 
 N_INPUTS = 9
 N_HIDDEN = 8
 HIDDEN_ORDERS = ("simultaneous", "sequential")
-"""How the circular dependency of equations (10)-(11) is broken (the paper is silent; chapter 17).
+"""How the circular dependency of equations (10)-(11) is broken (the paper is silent; chapter 16).
 
 ``simultaneous``: every dynamic transfer function takes its mean and spread from its neighbours' *static*
 outputs, all hidden neurons at once. ``sequential``: the neurons are computed in order 1 to 8; a neighbour
@@ -326,7 +326,7 @@ NOISY_HEURISTIC_RANDOM_MOVES = 0.5
 def training_positions(seed: int = 2011, count: int = 100, source: str = "random games") -> TrainingSet:
     """``count`` distinct positions with X to move and at least two empty squares, from seeded games.
 
-    The paper only says the 100 patterns were obtained with the heuristic (chapter 17). ``source``:
+    The paper only says the 100 patterns were obtained with the heuristic (chapter 16). ``source``:
 
     * ``"random games"`` (our choice): both sides move uniformly at random; every position with X to move
       (and a choice to make) is collected in order of play until ``count`` distinct ones are found;

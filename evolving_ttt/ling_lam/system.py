@@ -1,10 +1,10 @@
-"""Ling and Lam (2011) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+"""Ling and Lam (2011) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
 
 A task is one run of one method: task ``k`` is run ``k // M`` of method ``methods[k % M]`` of the settings'
 ``M`` methods, so that the methods' runs are shared out evenly. Its result is a :class:`LingLamTask`; the record
 is a dict of :class:`~evolving_ttt.ling_lam.experiment.TrainingRun` by method, as
 :func:`~evolving_ttt.ling_lam.experiment.save_training_runs` writes it; a player is a
-:class:`~evolving_ttt.ling_lam.experiment.TrainedNetwork`. :func:`ling_lam_players` are chapter 18's players.
+:class:`~evolving_ttt.ling_lam.experiment.TrainedNetwork`. :func:`ling_lam_players` are chapter 17's players.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def policy_tables(player: TrainedNetwork) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: TrainedNetwork) -> Callable[[np.ndarray, int], Explanation]:
-    """The network's output, the grid number it points at, and the square nearest to it (chapter 14)."""
+    """The network's output, the grid number it points at, and the square nearest to it (chapter 22)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         output = float(player.outputs(heuristic_encoding((np.asarray(board) * mark)[None]))[0])
@@ -147,7 +147,7 @@ def explain(player: TrainedNetwork) -> Callable[[np.ndarray, int], Explanation]:
 
 
 def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
-    """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 17 and 18).
+    """Ling and Lam's heuristic (the teacher), and the trained NNDTF and baseline network (chapters 16 and 17).
 
     All three score squares for X; as O they see the board with the colours swapped.
     """
@@ -175,15 +175,15 @@ def ling_lam_players(data: str | Path = DATA) -> tuple[ArenaPlayer, ...]:
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:
-    """The heuristic and chapter 18's two trained networks."""
+    """The heuristic and chapter 17's two trained networks."""
     return ling_lam_players()
 
 
-# --- The command: python -m ttt_helpers ling-lam ... (chapter 18) ---------------------------------------------
+# --- The command: python -m ttt_helpers ling-lam ... (chapter 17) ---------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Seeds, iterations, methods, the readings of chapter 18, and ``--data-dir``."""
+    """Seeds, iterations, methods, the readings of chapter 17, and ``--data-dir``."""
     parser.add_argument("--seeds", type=whole_number, default=PAPER_LING_LAM.seeds, help="runs per method (20)")
     parser.add_argument("--iterations", type=whole_number, default=PAPER_LING_LAM.iterations)
     parser.add_argument("--methods", default="nndtf,baseline",

@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013): double games, the tournament chain and fitnessless co-evolution (chapter 19).
+"""Mohammadi et al. (2013): double games, the tournament chain and fitnessless co-evolution (chapter 18).
 
 One population of programs (:mod:`evolving_ttt.mohammadi.programs`) plays itself. Each individual opens a
 *chain*: it plays a double game (each side starts once) against the first member of a random group of
@@ -42,7 +42,7 @@ from evolving_ttt.mohammadi.programs import (
 
 @contextlib.contextmanager
 def deap_random(rng: np.random.Generator) -> Iterator[None]:
-    """Run DEAP's random choices from ``rng``: seed Python's ``random`` from it, restore it afterwards (chapter 19)."""
+    """Run DEAP's random choices from ``rng``: seed Python's ``random`` from it, restore it afterwards (chapter 18)."""
     saved = random.getstate()
     random.seed(int(rng.integers(2**63)))
     try:
@@ -54,18 +54,18 @@ def deap_random(rng: np.random.Generator) -> Iterator[None]:
 # --- Settings ---------------------------------------------------------------------------------------------------
 
 OUTCOME_POINTS = {(2, 0): 20.0, (1, 0): 10.0, (1, 1): 5.0, (0, 0): 2.0, (0, 1): 1.0, (0, 2): 0.0}
-"""Points for a double game by (games won, games lost): the paper's 20 and 5, and our draws (chapter 19)."""
+"""Points for a double game by (games won, games lost): the paper's 20 and 5, and our draws (chapter 18)."""
 
 PLAYAT_READINGS = ("each", "any")
-"""How the PLAY-AT bonus counts: per PLAY-AT node of the tree (the paper's "number"), or once for any (chapter 19)."""
+"""How the PLAY-AT bonus counts: per PLAY-AT node of the tree (the paper's "number"), or once for any (chapter 18)."""
 
 JUDGES = ("perfect", "random", "none")
-"""Who picks the seeds of the next run: the scripted judge, a control that picks at random, or nobody (chapter 20)."""
+"""Who picks the seeds of the next run: the scripted judge, a control that picks at random, or nobody (chapter 19)."""
 
 
 @dataclass(frozen=True)
 class MohammadiConfig:
-    """Every setting of a series of co-evolutionary runs (chapter 19).
+    """Every setting of a series of co-evolutionary runs (chapter 18).
 
     The paper's values where it gives them (population 128, depth 20, crossover 0.8, reproduction 0.2,
     mutation 0.5, 20 best and 20 random candidates shown to the judge); the rest are the book's choices.
@@ -94,10 +94,10 @@ class MohammadiConfig:
         Points per PLAY-AT node in the tree, and per move the program makes itself, in each double game.
     playat_counted
         "each": the PLAY-AT bonus is paid for every PLAY-AT node (the paper: "regarding the number");
-        "any": it is paid once, for having at least one (the other reading, chapter 20).
+        "any": it is paid once, for having at least one (the other reading, chapter 19).
     taken
         What PLAY-AT returns on an occupied square: "square" (the book's reading of "it returns the position
-        otherwise") or "nil" (the other reading, chapter 20).
+        otherwise") or "nil" (the other reading, chapter 19).
     judge
         One of :data:`JUDGES`.
     seeds_kept
@@ -170,7 +170,7 @@ class MohammadiConfig:
 
 
 PAPER_MOHAMMADI = MohammadiConfig()
-"""The series the chapters run: the paper's settings and the book's choices (chapter 19)."""
+"""The series the chapters run: the paper's settings and the book's choices (chapter 18)."""
 
 
 def playat_bonus_counts(programs: Sequence[gp.PrimitiveTree], config: MohammadiConfig) -> np.ndarray:
@@ -183,7 +183,7 @@ def playat_bonus_counts(programs: Sequence[gp.PrimitiveTree], config: MohammadiC
 
 
 def random_programs(rng: np.random.Generator, count: int, max_depth: int = 20) -> list[gp.PrimitiveTree]:
-    """``count`` new programs grown by DEAP's ``genGrow`` with heights 1 to ``max_depth`` (chapter 19).
+    """``count`` new programs grown by DEAP's ``genGrow`` with heights 1 to ``max_depth`` (chapter 18).
 
     The root is always a function (height at least 1). Grow picks a terminal at each node with probability
     9/16, the share of terminals in the primitive set, so most trees stay far below the limit.
@@ -195,7 +195,7 @@ def random_programs(rng: np.random.Generator, count: int, max_depth: int = 20) -
 
 
 def mutate_below_root(individual: gp.PrimitiveTree, expr, pset: gp.PrimitiveSet) -> tuple[gp.PrimitiveTree]:
-    """DEAP's ``mutUniform``, except that the replaced subtree never starts at the root (chapter 19).
+    """DEAP's ``mutUniform``, except that the replaced subtree never starts at the root (chapter 18).
 
     A node other than the root is picked uniformly and its subtree replaced by ``expr(pset=pset)``. A tree
     of one node has nothing below its root and is returned unchanged.
@@ -208,7 +208,7 @@ def mutate_below_root(individual: gp.PrimitiveTree, expr, pset: gp.PrimitiveSet)
 
 
 def variation_operators(config: MohammadiConfig):
-    """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 19).
+    """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 18).
 
     Returns ``(crossover, mutation)``: ``crossover(a, b) -> [a', b']`` and ``mutation(a) -> [a']``, which
     change their arguments in place, as DEAP's operators do; a child taller than ``config.depth_limit`` is
@@ -225,7 +225,7 @@ def variation_operators(config: MohammadiConfig):
 
 
 def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: MohammadiConfig) -> list:
-    """The next population from the parent pool: crossover or reproduction per pair, then mutation (chapter 19).
+    """The next population from the parent pool: crossover or reproduction per pair, then mutation (chapter 18).
 
     Parents are taken in pairs in pool order (the pool is already in random order: it follows the
     individuals' random groups). Each pair is crossed over with probability ``config.crossover`` and
@@ -249,7 +249,7 @@ def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: 
 
 @dataclass(frozen=True)
 class Games:
-    """Results of a batch of games (chapter 19).
+    """Results of a batch of games (chapter 18).
 
     Attributes
     ----------
@@ -265,7 +265,7 @@ class Games:
 
 
 def play_games(tables: np.ndarray, x_players: np.ndarray, o_players: np.ndarray) -> Games:
-    """Play game ``k`` between program ``x_players[k]`` (X) and ``o_players[k]`` (O), all at once (chapter 19).
+    """Play game ``k`` between program ``x_players[k]`` (X) and ``o_players[k]`` (O), all at once (chapter 18).
 
     ``tables`` holds one move table per program (shape ``(programs, 19683)``, -1 for no move). Every game
     advances one ply per step: a lookup of the mover's square on the current board index, the lowest empty
@@ -287,7 +287,7 @@ def play_games(tables: np.ndarray, x_players: np.ndarray, o_players: np.ndarray)
 
 
 def double_game_points(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Outcome points of a double game from one player's side, by :data:`OUTCOME_POINTS` (chapter 19).
+    """Outcome points of a double game from one player's side, by :data:`OUTCOME_POINTS` (chapter 18).
 
     ``first`` and ``second`` are that player's results in its two games: +1 won, 0 draw, -1 lost.
     """
@@ -302,7 +302,7 @@ def double_game_points(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DoubleGames:
-    """Results of double games between players ``a`` and ``b``: ``a`` is X in the first game (chapter 19).
+    """Results of double games between players ``a`` and ``b``: ``a`` is X in the first game (chapter 18).
 
     Attributes
     ----------
@@ -326,7 +326,7 @@ class DoubleGames:
 def play_double_games(
     tables: np.ndarray, playats: np.ndarray, a: np.ndarray, b: np.ndarray, config: MohammadiConfig
 ) -> DoubleGames:
-    """Double games between programs ``a[k]`` and ``b[k]`` (chapter 19): ``a`` plays X first, then ``b`` does.
+    """Double games between programs ``a[k]`` and ``b[k]`` (chapter 18): ``a`` plays X first, then ``b`` does.
 
     Each side earns the outcome points of :func:`double_game_points`, ``config.playat_bonus`` times its
     entry of ``playats`` (:func:`playat_bonus_counts`), and ``config.move_bonus`` per move its program
@@ -344,7 +344,7 @@ def play_double_games(
 
 
 def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiConfig = PAPER_MOHAMMADI):
-    """One double game played move by move through :class:`ProgramPlayer` (the readable version, chapter 19).
+    """One double game played move by move through :class:`ProgramPlayer` (the readable version, chapter 18).
 
     Returns ``(a_points, b_points, a_results, b_results)`` as :func:`play_double_games` scores them.
     """
@@ -383,7 +383,7 @@ def sample_groups(rng: np.random.Generator, population: int, group_size: int) ->
     """For each individual ``i``, ``group_size`` distinct others in random order, shape (population, group_size).
 
     Drawn from the ``population - 1`` others (numbers at or above ``i`` shift up by one, so ``i`` never
-    meets itself) (chapter 19).
+    meets itself) (chapter 18).
     """
     draws = np.stack([rng.choice(population - 1, size=group_size, replace=False) for _ in range(population)])
     return draws + (draws >= np.arange(population)[:, None])
@@ -391,7 +391,7 @@ def sample_groups(rng: np.random.Generator, population: int, group_size: int) ->
 
 @dataclass(frozen=True)
 class Tournament:
-    """One generation's chains (chapter 19).
+    """One generation's chains (chapter 18).
 
     Attributes
     ----------
@@ -418,7 +418,7 @@ class Tournament:
 
 
 def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, config: MohammadiConfig) -> Tournament:
-    """Run every chain: individual ``i`` meets ``groups[i, 0]``, the winner meets ``groups[i, 1]``, ... (chapter 19).
+    """Run every chain: individual ``i`` meets ``groups[i, 0]``, the winner meets ``groups[i, 1]``, ... (chapter 18).
 
     The chains are independent, so step ``r`` of all of them is one batch of double games.
     """
@@ -442,7 +442,7 @@ def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, conf
 def tournament_readable(
     programs: Sequence[gp.PrimitiveTree], groups: np.ndarray, config: MohammadiConfig = PAPER_MOHAMMADI
 ) -> np.ndarray:
-    """The parent pool of :func:`tournament`, one chain at a time with :func:`double_game` (chapter 19)."""
+    """The parent pool of :func:`tournament`, one chain at a time with :func:`double_game` (chapter 18)."""
     winners = []
     for i, group in enumerate(groups):
         holder = i
@@ -456,7 +456,7 @@ def tournament_readable(
 def round_robin_wins(tables: np.ndarray) -> np.ndarray:
     """Games each program wins when every pair plays a double game (each side once with each other), shape (n,).
 
-    Of ``2 (n - 1)`` games per program (chapter 20).
+    Of ``2 (n - 1)`` games per program (chapter 19).
     """
     n = len(tables)
     x, o = np.nonzero(~np.eye(n, dtype=bool))
@@ -469,7 +469,7 @@ def round_robin_wins(tables: np.ndarray) -> np.ndarray:
 
 @dataclass
 class TableCache:
-    """Move tables of programs, so that copies and survivors are interpreted once (chapter 19).
+    """Move tables of programs, so that copies and survivors are interpreted once (chapter 18).
 
     Keyed by the sequence of node names, which is the program (cheaper to build than its text).
     Only the tables of the latest call are kept.
@@ -492,5 +492,5 @@ class TableCache:
 
 
 def programs_from_texts(texts: Sequence[str]) -> list[gp.PrimitiveTree]:
-    """Parse a list of program texts (as runs store them) (chapter 19)."""
+    """Parse a list of program texts (as runs store them) (chapter 18)."""
     return [parse_program(text) for text in texts]

@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013): exact results of programs, the candidates, and the scripted judge (chapters 19 and 20).
+"""Mohammadi et al. (2013): exact results of programs, the candidates, and the scripted judge (chapters 18 and 19).
 
 After a run the paper's human player plays the run's best 20 programs and 20 random ones, and keeps
 the N that play best as seeds of the next run. In the built book a scripted judge stands in for the
@@ -25,7 +25,7 @@ from evolving_ttt.mohammadi.programs import program_move_table, program_policy
 from evolving_ttt.outcomes import outcome_probabilities, perfect_policy, random_policy
 
 OPPONENTS = ("perfect", "random")
-"""The yardsticks a run measures its candidates against (chapter 20); any other policy can be passed too."""
+"""The yardsticks a run measures its candidates against (chapter 19); any other policy can be passed too."""
 
 SIDES = (X, O)
 """The order of the side axis of :func:`program_exact_results`: the program as X, then as O."""
@@ -35,7 +35,7 @@ RESULTS = ("win", "draw", "loss")
 
 
 def opponent_policy(kind: str, mark: int) -> np.ndarray:
-    """The policy table of the ``kind`` opponent playing ``mark`` (chapter 20).
+    """The policy table of the ``kind`` opponent playing ``mark`` (chapter 19).
 
     "perfect": uniform among the minimax-best moves; "random": uniform over the empty squares.
     """
@@ -50,7 +50,7 @@ def program_exact_results(
     chunk: int = 16,
     taken: str = "square",
 ) -> np.ndarray:
-    """Exact probabilities of (win, draw, loss) for each program as X and as O, shape (n, 2, 3) (chapter 20).
+    """Exact probabilities of (win, draw, loss) for each program as X and as O, shape (n, 2, 3) (chapter 19).
 
     ``programs`` is a list of programs or an array of their move tables. ``opponent`` is one of
     :data:`OPPONENTS` or a function from a mark to that opponent's policy table, such as Fogel's
@@ -86,7 +86,7 @@ def program_exact_results(
 def choose_candidates(fitness: np.ndarray, rng: np.random.Generator, best: int, others: int) -> np.ndarray:
     """The programs shown to the judge: the ``best`` fittest, then ``others`` drawn at random from the rest.
 
-    Ranks by fitness, ties to the lower index (chapter 20).
+    Ranks by fitness, ties to the lower index (chapter 19).
     """
     order = np.argsort(-np.asarray(fitness), kind="stable")
     top, rest = order[:best], order[best:]
@@ -96,7 +96,7 @@ def choose_candidates(fitness: np.ndarray, rng: np.random.Generator, best: int, 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What the scripted judge saw and chose (chapter 20).
+    """What the scripted judge saw and chose (chapter 19).
 
     Attributes
     ----------
@@ -117,7 +117,7 @@ class Verdict:
 
 
 def scripted_judge(perfect: np.ndarray, random: np.ndarray, sizes: Sequence[int], keep: int) -> Verdict:
-    """The stand-in for the person: keep the ``keep`` candidates that lose least to the perfect player (chapter 20).
+    """The stand-in for the person: keep the ``keep`` candidates that lose least to the perfect player (chapter 19).
 
     ``perfect`` and ``random`` are the candidates' :func:`program_exact_results` against those two opponents, in
     fitness-rank order. Ties go to more wins against the random player, then to the smaller tree, then

@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013): the reader as the judge, a session and its ipywidgets panel (chapter 20).
+"""Mohammadi et al. (2013): the reader as the judge, a session and its ipywidgets panel (chapter 19).
 
 :class:`JudgeSession` is the interactive fitness of the paper without any drawing: after a run it holds
 the candidates (the run's fittest programs and some random ones), lets a person play any of them from
@@ -18,7 +18,7 @@ from evolving_ttt.mohammadi.series import Coevolution
 
 
 class JudgeSession:
-    """A person judging a series of runs: play the candidates, tick the keepers, start the next run (chapter 20).
+    """A person judging a series of runs: play the candidates, tick the keepers, start the next run (chapter 19).
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ class JudgeSession:
 
 
 class JudgePanel:
-    """An ipywidgets panel for a :class:`JudgeSession`: it only draws the session and forwards clicks (chapter 20).
+    """An ipywidgets panel for a :class:`JudgeSession`: it only draws the session and forwards clicks (chapter 19).
 
     ``candidate`` and ``side`` are the pickers, ``squares`` the nine board buttons, ``new_game`` and
     ``next_run`` the two buttons, ``keep`` one checkbox per candidate, ``status``, ``program`` and
@@ -290,5 +290,5 @@ class JudgePanel:
 
 
 def judge_panel(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1) -> JudgePanel:
-    """Run a first run and return a :class:`JudgePanel` on its candidates (chapter 20)."""
+    """Run a first run and return a :class:`JudgePanel` on its candidates (chapter 19)."""
     return JudgePanel(JudgeSession(config, seed))

@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013): the programs, their text form and the lazy interpreter (chapter 19).
+"""Mohammadi et al. (2013): the programs, their text form and the lazy interpreter (chapter 18).
 
 A player is a tree over the nine board positions ``pos00`` ... ``pos22`` (the terminals) and the seven
 functions AND, OR, IF, MINE, YOURS, OPEN and PLAY-AT. The trees are DEAP ``PrimitiveTree`` objects built
@@ -34,24 +34,24 @@ from evolving_ttt.game import EMPTY, N_BOARDS, O, X, board_tables, check_mark, l
 # --- The primitive set ---------------------------------------------------------------------------------------
 
 TERMINAL_NAMES = tuple(f"pos{row}{column}" for row in range(3) for column in range(3))
-"""The nine terminals in square order: ``pos<row><column>`` is square ``3 * row + column`` (chapter 19)."""
+"""The nine terminals in square order: ``pos<row><column>`` is square ``3 * row + column`` (chapter 18)."""
 
 TERMINAL_SQUARES = {name: square for square, name in enumerate(TERMINAL_NAMES)}
-"""The square (0 to 8) each terminal names (chapter 19)."""
+"""The square (0 to 8) each terminal names (chapter 18)."""
 
 TAKEN_READINGS = ("square", "nil")
-"""What PLAY-AT returns on an occupied square: the square (the book's reading) or NIL (the other) (chapter 19)."""
+"""What PLAY-AT returns on an occupied square: the square (the book's reading) or NIL (the other) (chapter 18)."""
 
 
 def check_taken(taken: str) -> str:
-    """Raise ``ValueError`` unless ``taken`` is one of :data:`TAKEN_READINGS` (chapter 19)."""
+    """Raise ``ValueError`` unless ``taken`` is one of :data:`TAKEN_READINGS` (chapter 18)."""
     if taken not in TAKEN_READINGS:
         raise ValueError(f"taken must be one of {TAKEN_READINGS}; got {taken!r}")
     return taken
 
 
 FUNCTION_ARITIES = {"AND": 2, "OR": 2, "IF": 3, "MINE": 1, "YOURS": 1, "OPEN": 1, "PLAY-AT": 1}
-"""The seven functions and their numbers of arguments (chapter 19)."""
+"""The seven functions and their numbers of arguments (chapter 18)."""
 
 
 def _never_compiled(*_arguments):  # DEAP wants a callable per primitive; the book never calls them
@@ -59,7 +59,7 @@ def _never_compiled(*_arguments):  # DEAP wants a callable per primitive; the bo
 
 
 def make_primitive_set() -> gp.PrimitiveSet:
-    """A DEAP primitive set with the paper's seven functions and nine position terminals (chapter 19).
+    """A DEAP primitive set with the paper's seven functions and nine position terminals (chapter 18).
 
     Every node returns "a position or NIL", a single type, so an untyped ``gp.PrimitiveSet`` fits. The
     primitives' callables raise if DEAP ever compiles a tree: the book interprets trees lazily instead.
@@ -73,7 +73,7 @@ def make_primitive_set() -> gp.PrimitiveSet:
 
 
 PRIMITIVES = make_primitive_set()
-"""The primitive set every program of the book is built on (chapter 19)."""
+"""The primitive set every program of the book is built on (chapter 18)."""
 
 
 # --- Text form: printing and parsing ------------------------------------------------------------------------
@@ -82,7 +82,7 @@ PRIMITIVES = make_primitive_set()
 def program_to_text(program: gp.PrimitiveTree) -> str:
     """The program on one line, such as ``PLAY-AT(OR(OPEN(pos11), pos00))``; :func:`parse_program` reads it back.
 
-    Introduced in chapter 19.
+    Introduced in chapter 18.
     """
     return str(program)
 
@@ -91,7 +91,7 @@ _TOKEN = re.compile(r"\s*(?:([A-Za-z][A-Za-z0-9_-]*)|(\()|(\))|(,)|(\S))")
 
 
 def parse_program(text: str) -> gp.PrimitiveTree:
-    """Read a program written by :func:`program_to_text` (chapter 19).
+    """Read a program written by :func:`program_to_text` (chapter 18).
 
     Raises
     ------
@@ -157,7 +157,7 @@ def parse_program(text: str) -> gp.PrimitiveTree:
 
 
 def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:
-    """The program as an indented tree, one node per line, children below their function (chapter 19)."""
+    """The program as an indented tree, one node per line, children below their function (chapter 18)."""
     lines = []
     depths = [0]
     for node in program:
@@ -170,7 +170,7 @@ def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:
 def program_height(program: gp.PrimitiveTree) -> int:
     """The depth of the deepest node (the root has depth 0): DEAP's ``PrimitiveTree.height``, twice as fast.
 
-    The depth limit checks every child of every generation, so this is on the hot path (chapter 19).
+    The depth limit checks every child of every generation, so this is on the hot path (chapter 18).
     """
     depths, best = [0], 0
     pop, extend = depths.pop, depths.extend
@@ -184,7 +184,7 @@ def program_height(program: gp.PrimitiveTree) -> int:
 
 
 def playat_count(program: gp.PrimitiveTree) -> int:
-    """How many PLAY-AT nodes the program holds (chapter 19)."""
+    """How many PLAY-AT nodes the program holds (chapter 18)."""
     return sum(1 for node in program if node.name == "PLAY-AT")
 
 
@@ -192,7 +192,7 @@ def playat_count(program: gp.PrimitiveTree) -> int:
 
 
 def subtree_ends(program: Sequence) -> list[int]:
-    """``ends[i]`` is the index just past the subtree rooted at node ``i`` of the prefix list (chapter 19).
+    """``ends[i]`` is the index just past the subtree rooted at node ``i`` of the prefix list (chapter 18).
 
     One pass from the right: a leaf ends at ``i + 1``; a function's subtree ends where its last child's does.
     """
@@ -216,12 +216,12 @@ def run_program(
     program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square",
     path: list[int] | None = None,
 ) -> int | None:
-    """Walk the tree on ``board`` for the player ``mark``; the square played, or None for no move (chapter 19).
+    """Walk the tree on ``board`` for the player ``mark``; the square played, or None for no move (chapter 18).
 
     Depth first, left to right, and lazily: a node evaluates an argument only when the paper's definition
     needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
     PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``). If ``path`` is a list, it
-    ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 14 shows it).
+    ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 22 shows it).
     """
     board = validate_board(board)
     check_mark(mark)
@@ -272,7 +272,7 @@ def run_program(
 def program_path(
     program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
 ) -> str:
-    """The path through ``program`` that reached the PLAY-AT that moved on ``board``, in words (chapter 14).
+    """The path through ``program`` that reached the PLAY-AT that moved on ``board``, in words (chapter 22).
 
     For example ``IF > OR > PLAY-AT pos11 (square 4)``; a program that makes no move says so.
     """
@@ -286,7 +286,7 @@ def program_path(
 
 
 def fallback_move(board: Sequence[int] | np.ndarray) -> int:
-    """The square played for a program that makes no move: the lowest empty square (chapter 19)."""
+    """The square played for a program that makes no move: the lowest empty square (chapter 18)."""
     moves = legal_moves(board)
     if not moves:
         raise ValueError("the game is over on this board; there is no move to make")
@@ -294,7 +294,7 @@ def fallback_move(board: Sequence[int] | np.ndarray) -> int:
 
 
 def program_move(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square") -> int:
-    """The square ``program`` plays for ``mark`` on ``board``: its own move, or the fallback square (chapter 19).
+    """The square ``program`` plays for ``mark`` on ``board``: its own move, or the fallback square (chapter 18).
 
     A move function ``(board, mark) -> square`` for tools that take one (the arena, the play widget).
     """
@@ -305,10 +305,10 @@ def program_move(program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, m
 # --- The batched interpreter: every board at once --------------------------------------------------------------
 
 NIL = -1
-"""NIL in the batched interpreter (chapter 19)."""
+"""NIL in the batched interpreter (chapter 18)."""
 
 MOVED = -2
-"""The batched interpreter's mark for a board on which a PLAY-AT has already placed the mark (chapter 19)."""
+"""The batched interpreter's mark for a board on which a PLAY-AT has already placed the mark (chapter 18)."""
 
 _UNARY_TARGET = {"MINE": 1, "YOURS": -1, "OPEN": 0}  # the value the square must hold, seen from the mover
 
@@ -320,7 +320,7 @@ def program_moves(
     visited: np.ndarray | None = None,
     taken: str = "square",
 ) -> np.ndarray:
-    """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 19).
+    """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 18).
 
     ``boards`` has shape ``(n, 9)`` and ``marks`` shape ``(n,)`` (the side the program plays on each
     board). The trick: every node is evaluated on exactly the rows where the readable interpreter would
@@ -403,14 +403,14 @@ def program_moves(
 
 @cache
 def playable_boards() -> tuple[np.ndarray, np.ndarray]:
-    """Indices of every legal board on which the game goes on (4,520), and the side to move there (chapter 19)."""
+    """Indices of every legal board on which the game goes on (4,520), and the side to move there (chapter 18)."""
     tables = board_tables()
     index = np.flatnonzero(tables.legal & ~tables.over)
     return index, tables.to_move[index]
 
 
 def prune_program(program: gp.PrimitiveTree, filler: str = "pos00", taken: str = "square") -> gp.PrimitiveTree:
-    """The same player with every subtree that no board ever evaluates replaced by ``filler`` (chapter 20).
+    """The same player with every subtree that no board ever evaluates replaced by ``filler`` (chapter 19).
 
     Over all 4,520 boards where a game goes on, the batched interpreter notes which nodes it evaluates; a
     subtree it never enters cannot change any move, so a single terminal can stand in for it. The move
@@ -432,7 +432,7 @@ def prune_program(program: gp.PrimitiveTree, filler: str = "pos00", taken: str =
 
 
 def program_move_table(program: gp.PrimitiveTree, taken: str = "square") -> np.ndarray:
-    """The program's move on every board, as an int8 array over the 19,683 base-3 indices (chapter 19).
+    """The program's move on every board, as an int8 array over the 19,683 base-3 indices (chapter 18).
 
     On each legal unfinished board the program plays the side to move; ``-1`` where it makes no move,
     and on finished or illegal boards. Fallback moves are *not* filled in (see :func:`with_fallback`).
@@ -444,7 +444,7 @@ def program_move_table(program: gp.PrimitiveTree, taken: str = "square") -> np.n
 
 
 def with_fallback(table: np.ndarray) -> np.ndarray:
-    """A move table with the lowest empty square filled in wherever the program makes no move (chapter 19)."""
+    """A move table with the lowest empty square filled in wherever the program makes no move (chapter 18)."""
     index, _ = playable_boards()
     filled = np.array(table, dtype=np.int8, copy=True)
     missing = index[filled[index] == NIL]
@@ -453,7 +453,7 @@ def with_fallback(table: np.ndarray) -> np.ndarray:
 
 
 def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int, taken: str = "square") -> np.ndarray:
-    """The program as a policy table of shape (19683, 9) for the side ``mark`` (chapter 19).
+    """The program as a policy table of shape (19683, 9) for the side ``mark`` (chapter 18).
 
     Row ``i`` is one-hot on the square the program plays on board ``i`` (the fallback square where it
     makes no move); zero rows where ``mark`` is not to move or the game is over, as
@@ -470,7 +470,7 @@ def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int, taken: str
 
 
 class ProgramPlayer:
-    """A program as a move function ``board -> square`` with its moves memoised per board (chapter 19).
+    """A program as a move function ``board -> square`` with its moves memoised per board (chapter 18).
 
     A program is deterministic, so its move on a board never changes: the tree is walked once per board
     and the answer kept. ``made_move(board)`` says whether the program itself moved there (False: the

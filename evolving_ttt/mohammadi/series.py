@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013): a series of runs with a judge between them, its record, and saved programs (chapter 20).
+"""Mohammadi et al. (2013): a series of runs with a judge between them, its record, and saved programs (chapter 19).
 
 :class:`Coevolution` holds a series in progress: the population, the random generator and the record.
 :meth:`Coevolution.run` plays one run of co-evolution; :meth:`Coevolution.judge` shows its candidates to a
@@ -44,7 +44,7 @@ GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",
     "no_playat", "mean_size", "no_move_rate",
 )  # fmt: skip
-"""What the record keeps for every generation, a value each (chapter 20).
+"""What the record keeps for every generation, a value each (chapter 19).
 
 Fitness is mean points per double game; wins are single games won in the generation's chains;
 ``root_playat`` is the share of programs whose root is a PLAY-AT, ``single_root_playat`` the share whose only
@@ -56,7 +56,7 @@ on which the program places no mark.
 
 @dataclass
 class RunRecord:
-    """The end of one run, as the judge saw it (chapter 20).
+    """The end of one run, as the judge saw it (chapter 19).
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ class RunRecord:
 
 @dataclass
 class SeriesRecord:
-    """Everything a series of runs leaves behind (chapter 20).
+    """Everything a series of runs leaves behind (chapter 19).
 
     ``statistics[name]`` has one value per generation of the whole series (``runs x generations``),
     for each name of :data:`GENERATION_STATISTICS`; ``runs`` holds a :class:`RunRecord` per run.
@@ -150,7 +150,7 @@ class SeriesRecord:
 
 
 def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, float]:
-    """The values of :data:`GENERATION_STATISTICS` for one evaluated generation (chapter 20)."""
+    """The values of :data:`GENERATION_STATISTICS` for one evaluated generation (chapter 19)."""
     playats = np.array([playat_count(p) for p in programs])
     root_playat = np.array([p[0].name == "PLAY-AT" for p in programs])
     playable, _ = playable_boards()
@@ -165,7 +165,7 @@ def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, flo
 
 
 class Coevolution:
-    """A series of runs in progress: population, generator and record (chapter 20).
+    """A series of runs in progress: population, generator and record (chapter 19).
 
     Parameters
     ----------
@@ -237,7 +237,7 @@ class Coevolution:
         return list(kept)
 
     def reseed(self, kept: list[int] | None) -> None:
-        """Start the next run: the kept candidates and new random programs (chapter 20).
+        """Start the next run: the kept candidates and new random programs (chapter 19).
 
         ``kept`` lists positions in the last run's candidate list. With ``None`` (nobody judges) the
         population carries on unchanged.
@@ -259,7 +259,7 @@ class Coevolution:
 
 
 def evolve_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
-    """A whole series with the configured judge between runs; returns its :class:`SeriesRecord` (chapter 20).
+    """A whole series with the configured judge between runs; returns its :class:`SeriesRecord` (chapter 19).
 
     ``progress``: False for none, True for a tqdm bar, or a string to label it.
     """
@@ -283,12 +283,12 @@ def evolve_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, prog
 
 
 def save_series(record: SeriesRecord, path: str | Path) -> None:
-    """Write a series record as JSON (chapter 20)."""
+    """Write a series record as JSON (chapter 19)."""
     Path(path).write_text(json.dumps(record.as_dict()))
 
 
 def load_series(path: str | Path) -> SeriesRecord:
-    """Read a series record written by :func:`save_series` (chapter 20)."""
+    """Read a series record written by :func:`save_series` (chapter 19)."""
     try:
         data = json.loads(Path(path).read_text())
         return SeriesRecord.from_dict(data)
@@ -297,7 +297,7 @@ def load_series(path: str | Path) -> SeriesRecord:
 
 
 def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
-    """:func:`evolve_series`, shared within a build through the ``TTT_RUN_CACHE`` folder (chapter 20).
+    """:func:`evolve_series`, shared within a build through the ``TTT_RUN_CACHE`` folder (chapter 19).
 
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
@@ -308,7 +308,7 @@ def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progres
 
 
 def series_provenance(record: SeriesRecord) -> dict:
-    """Where a series' champion comes from, for :func:`save_program` (chapter 20)."""
+    """Where a series' champion comes from, for :func:`save_program` (chapter 19)."""
     last = record.runs[-1]
     position = last.kept[0] if record.config.judge == "perfect" and last.kept else 0
     perfect, random = last.results["perfect"][position], last.results["random"][position]
@@ -324,20 +324,20 @@ def series_provenance(record: SeriesRecord) -> dict:
 # --- The champion file ---------------------------------------------------------------------------------------------
 
 DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "book" / "data" / "mohammadi_champion.json"
-"""Where chapter 20's champion is saved (chapter 20)."""
+"""Where chapter 19's champion is saved (chapter 19)."""
 
 
 def series_games(config: MohammadiConfig) -> int:
-    """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 20)."""
+    """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 19)."""
     return config.runs * config.generations * config.population * config.group_size * 2
 
 
 PROGRAM_FORMAT = "mohammadi-ttt-program"
-"""The ``format`` field of a saved program (chapter 20)."""
+"""The ``format`` field of a saved program (chapter 19)."""
 
 
 def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance) -> None:
-    """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 20).
+    """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 19).
 
     The file holds ``{"format": "mohammadi-ttt-program", "version": 1, "program": "PLAY-AT(...)",
     "provenance": {...}}``; the provenance is free-form JSON (seed, settings, how it was chosen).
@@ -349,7 +349,7 @@ def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance
 
 
 def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
-    """Read a program saved by :func:`save_program`; returns ``(program, provenance)`` (chapter 20).
+    """Read a program saved by :func:`save_program`; returns ``(program, provenance)`` (chapter 19).
 
     Raises
     ------

@@ -1,11 +1,11 @@
-"""Mohammadi et al. (2013) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 22).
+"""Mohammadi et al. (2013) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
 
 A task is one whole series of runs with the scripted judge between them
 (:func:`~evolving_ttt.mohammadi.series.evolve_series`): one task per seed, since a series draws every choice from
 one generator. Its result and the record are the :class:`~evolving_ttt.mohammadi.series.SeriesRecord`; a player is
 a :class:`~evolving_ttt.mohammadi.programs.ProgramPlayer`, a program and the reading of what PLAY-AT returns on a
 taken square.
-:func:`mohammadi_champion` is chapter 20's champion as the arena and the play widget know it.
+:func:`mohammadi_champion` is chapter 19's champion as the arena and the play widget know it.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def policy_tables(player: ProgramPlayer) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
-    """The path through the program to the PLAY-AT that moved (chapter 14)."""
+    """The path through the program to the PLAY-AT that moved (chapter 22)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         move = program_move(player.program, board, mark, player.taken)
@@ -120,7 +120,7 @@ def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
 
 
 def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
-    """Mohammadi's champion program, on either side (chapters 19, 20); the lowest empty square where it is silent."""
+    """Mohammadi's champion program, on either side (chapters 18, 19); the lowest empty square where it is silent."""
     player, provenance = load_player(path)
     config = provenance.get("config", {})
     runs, generations = config.get("runs"), config.get("generations")
@@ -131,15 +131,15 @@ def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:
-    """Chapter 20's champion."""
+    """Chapter 19's champion."""
     return (mohammadi_champion(),)
 
 
-# --- The command: python -m ttt_helpers mohammadi ... (chapter 20) --------------------------------------------
+# --- The command: python -m ttt_helpers mohammadi ... (chapter 19) --------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The series' size, the judge, the readings of chapter 20, and ``--champion``."""
+    """The series' size, the judge, the readings of chapter 19, and ``--champion``."""
     default = PAPER_MOHAMMADI
     parser.add_argument("--runs", type=whole_number, default=default.runs)
     parser.add_argument("--generations", type=whole_number, default=default.generations, help="per run")
@@ -168,7 +168,7 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
-    """A generous estimate of a series' peak memory in bytes (chapter 20).
+    """A generous estimate of a series' peak memory in bytes (chapter 19).
 
     Measured peaks on the project machine (2 generations): 85 MB with 64 programs, 111 MB with 256 and 154 MB with
     1,024, about 80 MB and 70 kB per program (its move table over 19,683 boards and its tree); the estimate allows

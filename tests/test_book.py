@@ -1,0 +1,61 @@
+"""The book's files: chapters numbered in reading order, and notebooks without saved widget state."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import ttt_helpers
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+
+
+def toc_files() -> list[str]:
+    """The book's pages in reading order, as _toc.yml lists them (root first)."""
+    text = (ROOT / "_toc.yml").read_text()
+    root = re.search(r"^root:\s*(\S+)", text, re.M).group(1)
+    return [root, *re.findall(r"^\s*- file:\s*(\S+)", text, re.M)]
+
+
+def test_chapters_are_numbered_in_the_order_the_book_reads_them():
+    files = toc_files()
+    assert len(files) == len(set(files)) > 20
+    numbers = [int(re.match(r"book/(\d\d)_", f).group(1)) for f in files]
+    assert numbers == list(range(len(files))), dict(zip(files, numbers, strict=True))
+
+
+def test_every_chapter_notebook_is_in_the_table_of_contents():
+    chapters = {f"book/{p.stem}" for p in NOTEBOOKS if re.match(r"\d\d_", p.name)}
+    assert chapters == set(toc_files())
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebooks_carry_no_saved_widget_state(path):
+    # The page loads no widget scripts (nb_ipywidgets_js in _config.yml), so the state would be dead weight.
+    assert "widgets" not in json.loads(path.read_text())["metadata"], f"{path.name}: strip metadata.widgets"
+
+
+@pytest.mark.parametrize("name", ["benchmark", "al_khateeb", "ling_lam", "mohammadi"])
+def test_the_wall_times_the_arena_quotes_are_recorded_by_their_benchmarks(name):
+    figures = ttt_helpers.load_benchmark(name)
+    assert 0 < figures["full_experiment_seconds"] < 3600
+    assert (ROOT / "bench" / f"{name}.py").read_text().count(f"save_benchmark('{name}'") + (
+        ROOT / "bench" / f"{name}.py").read_text().count(f'save_benchmark("{name}"') == 1
+
+
+def test_benchmark_figures_round_trip_and_bad_files_are_refused(tmp_path):
+    path = ttt_helpers.save_benchmark("demo", {"seconds": 1.25, "runs": [1.0, 1.5]}, tmp_path)
+    assert path == tmp_path / "demo.json" and not list(tmp_path.glob("*.partial*"))
+    assert ttt_helpers.load_benchmark("demo", tmp_path) == {"seconds": 1.25, "runs": [1.0, 1.5]}
+    for bad in ({"seconds": float("nan")}, {"seconds": "fast"}, {}, {"runs": []}, {"ok": True}):
+        with pytest.raises(ValueError, match="figure|figures"):
+            ttt_helpers.save_benchmark("demo", bad, tmp_path)
+    path.write_text(path.read_text().replace("1.25", "NaN"))
+    with pytest.raises(ValueError, match="demo.json"):
+        ttt_helpers.load_benchmark("demo", tmp_path)
+    with pytest.raises(ValueError, match="could not be read"):
+        ttt_helpers.load_benchmark("missing", tmp_path)
+    with pytest.raises(ValueError, match="benchmark script"):
+        ttt_helpers.save_benchmark("../x", {"seconds": 1}, tmp_path)

@@ -1,6 +1,7 @@
 # Build, test and benchmark the book. Needs only python3 (>= 3.11) and make:
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
-#   make book    execute every notebook and build the HTML book into _build/html
+#   make book    build the HTML book into _build/html, executing the chapters whose code changed since the last build
+#   make book-fresh  the same, executing every chapter from scratch
 #   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
@@ -13,15 +14,22 @@ RUFF     := $(VENV)/bin/ruff
 JB       := $(VENV)/bin/jupyter-book
 STAMP    := $(VENV)/.installed
 HTML     := _build/html/index.html
-# Chapters that need the same experiment share it within one build (ttt_helpers.run_experiment);
-# every build starts with an empty folder, so every build computes every run once.
+# Chapters that need the same experiment share it (ttt_helpers.run_experiment): each run is computed once and
+# kept until the code changes (see CODE below).
 RUNS     := $(CURDIR)/_build/run-cache
 export TTT_RUN_CACHE := $(RUNS)
+# `make book` executes notebooks through jupyter-cache (execute_notebooks: cache in _config.yml), which re-executes
+# a chapter only when its code cells change. A chapter's outputs also depend on the package, the helpers, the
+# saved players and the pinned packages: when any of those files changes, the cached outputs, the shared runs and
+# the built pages are all dropped, and every chapter is executed again.
+CACHE    := _build/.jupyter_cache
+CODE     := evolving_ttt ttt_helpers.py book/data requirements.txt pyproject.toml _config.yml
+CODE_SUM := _build/.code-checksum
 # The book configuration without notebook execution, for the strict build of `make test`; it sits beside
 # _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
 NO_EXECUTE := .config-no-execute.yml
 
-.PHONY: all venv book test play bench clean
+.PHONY: all venv book book-fresh test play bench clean
 
 all: book
 
@@ -36,9 +44,19 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 book: $(STAMP)
-	rm -rf $(RUNS)
-	$(JB) build --all .
+	mkdir -p _build
+	@sum="$$(find $(CODE) -type f ! -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum)"; \
+	if [ "$$sum" != "$$(cat $(CODE_SUM) 2>/dev/null)" ]; then \
+		echo "The code changed since the last build (or there was none): every chapter is executed."; \
+		rm -rf $(CACHE) $(RUNS) _build/html _build/.doctrees _build/jupyter_execute; \
+		echo "$$sum" > $(CODE_SUM); \
+	fi
+	$(JB) build .
 	@echo "Book built: file://$(CURDIR)/$(HTML)"
+
+book-fresh: $(STAMP)
+	rm -rf $(CODE_SUM)
+	$(MAKE) book
 
 test: $(STAMP)
 	rm -rf $(RUNS)
@@ -49,7 +67,7 @@ test: $(STAMP)
 	# so the strict build renders those outputs instead of executing everything a second time (`make book`
 	# still executes). The configuration is _config.yml with execution switched off, made here.
 	mkdir -p _build
-	sed 's/^  execute_notebooks: force$$/  execute_notebooks: "off"/' _config.yml > $(NO_EXECUTE)
+	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > $(NO_EXECUTE)
 	grep -q '^  execute_notebooks: "off"$$' $(NO_EXECUTE)
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board

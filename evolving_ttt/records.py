@@ -1,4 +1,10 @@
-"""The book's files: its JSON data files, the benchmarks' figures, and the cache that shares long runs (chapter 6).
+"""Every file the project reads or writes: outputs made before a run and written whole, checked reading, the
+benchmarks' figures, and the cache that shares long runs (chapter 6).
+
+:class:`Output` and :func:`prepare_outputs` make a command's outputs real before its run starts and put each in
+place whole at the end; :func:`save_npz`, :func:`write_atomic` and :func:`write_text_atomic` do the same for
+savers called from Python. :func:`read_json`, :func:`read_npz` and :class:`Fields` read a file and check every
+field, and fail with one ``ValueError`` naming the file and the field.
 
 Each system saves its players in ``book/data/`` as JSON with a ``format`` name and a ``version``. Reading one
 begins with the same three checks, defined here once: the file can be read and is JSON, it is a file of the
@@ -13,13 +19,18 @@ it through the folder named by ``TTT_RUN_CACHE``; every system's ``run_*`` funct
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
-from collections.abc import Callable
+import zipfile
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
+
+import numpy as np
 
 Run = TypeVar("Run")
 
@@ -36,6 +47,297 @@ RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
 """The environment variable naming the folder where the chapters of one build share long runs (chapter 6)."""
 
 
+# --- Writing: outputs made before a run, written whole or not at all ---------------------------------------------
+
+
+class Output:
+    """One file a command or a run will write, made real before the run starts (issue 27's rules).
+
+    Creating it checks, in the first second rather than after an hour's run: that the name carries ``suffix`` when
+    one is required, that the folder exists, that nothing but a file stands at the path, that an existing file is
+    only replaced with ``force``, and that the folder accepts a new file (a temporary file is created beside the
+    target, ``.NAME.partial-PID``). :meth:`write` fills the temporary file and renames it over the target: the
+    target is the old file or the new one, never half of one. :meth:`discard` removes the temporary file.
+    """
+
+    def __init__(self, path: str | Path, what: str = "output", suffix: str | None = None, force: bool = False):
+        self.path = Path(path)
+        self.what = what
+        if suffix is not None and self.path.suffix != suffix:
+            raise ValueError(f"{what} {self.path} must be named with the suffix {suffix} (for example run{suffix})")
+        folder = self.path.parent
+        if not folder.is_dir():
+            raise ValueError(f"{what} {self.path}: the folder {folder} does not exist")
+        if self.path.is_dir():
+            raise ValueError(f"{what} {self.path} is a folder; give a file name")
+        if self.path.exists() and not force:
+            raise ValueError(f"{what} {self.path} exists; choose another name, or force to replace it (--force)")
+        self.temporary = folder / f".{self.path.name}.partial-{os.getpid()}"
+        try:
+            with open(self.temporary, "xb"):
+                pass
+        except FileExistsError:
+            raise ValueError(f"{what} {self.path}: {self.temporary} is in the way (another writer?)") from None
+        except OSError as error:
+            raise ValueError(f"{what} {self.path} cannot be written: {error.strerror}") from None
+
+    def write(self, fill: Callable[[BinaryIO], None]) -> Path:
+        """Write the file with ``fill(binary_file)`` and put it in place; returns the path."""
+        try:
+            with open(self.temporary, "wb") as handle:
+                fill(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(self.temporary, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        return self.path
+
+    def commit(self) -> Path:
+        """Put the already filled temporary file (written by a saver to :attr:`temporary`) in place."""
+        try:
+            os.replace(self.temporary, self.path)
+        except OSError as error:
+            self.discard()
+            raise ValueError(f"{self.what} {self.path} could not be written: {error.strerror}") from None
+        return self.path
+
+    def write_text(self, text: str) -> Path:
+        """Write ``text`` (UTF-8) and put the file in place."""
+        return self.write(lambda handle: handle.write(text.encode()))
+
+    def discard(self) -> None:
+        """Remove the temporary file, if it is still there (the target is left as it was)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.temporary.unlink()
+
+
+def prepare_outputs(outputs: dict[str, tuple[str | Path, str | None]], force: bool = False) -> dict[str, Output]:
+    """``{what: (path, suffix)}`` made into :class:`Output` files, after checking that no two are the same file.
+
+    On any error, the temporary files already made are removed, and the ``ValueError`` names the output.
+    """
+    seen: dict[Path, str] = {}
+    for what, (path, _) in outputs.items():
+        where = Path(path).resolve()
+        if where in seen:
+            raise ValueError(f"{what} and {seen[where]} are the same file, {path}; give each its own name")
+        seen[where] = what
+    made: dict[str, Output] = {}
+    try:
+        for what, (path, suffix) in outputs.items():
+            made[what] = Output(path, what, suffix, force)
+    except BaseException:
+        for output in made.values():
+            output.discard()
+        raise
+    return made
+
+
+def write_atomic(path: str | Path, fill: Callable[[BinaryIO], None], what: str = "file") -> Path:
+    """Write ``path`` whole or not at all, replacing any file there (for savers called from Python)."""
+    return Output(path, what, force=True).write(fill)
+
+
+def write_text_atomic(path: str | Path, text: str, what: str = "file") -> Path:
+    """:func:`write_atomic` of a text."""
+    return Output(path, what, force=True).write_text(text)
+
+
+def save_npz(path: str | Path, arrays: dict[str, np.ndarray], what: str = "record") -> Path:
+    """Compressed ``.npz`` of ``arrays`` at exactly ``path`` (numpy adds no suffix to an open file), atomically."""
+    return write_atomic(path, lambda handle: np.savez_compressed(handle, **arrays), what)
+
+
+# --- Reading: one ValueError naming the file and the field -------------------------------------------------------
+
+JSON_DEPTH_LIMIT = 200
+"""The deepest nesting of lists and objects a JSON file of the project may have."""
+
+
+def _json_depth_ok(text: str, limit: int) -> bool:
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"the number {name} is not allowed")
+
+
+def read_json(path: str | Path, limit: int = JSON_DEPTH_LIMIT) -> object:
+    """The JSON value in ``path``; ``ValueError`` naming the file if it cannot be read, is not JSON, holds NaN or
+    infinities, numbers too large for a float, or nests deeper than ``limit``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"{path} could not be read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    if not _json_depth_ok(text, limit):
+        raise ValueError(f"{path} is not a file of this project: it nests deeper than {limit} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except (json.JSONDecodeError, ValueError, RecursionError) as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]} is too large")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 30:
+        raise ValueError(f"the integer {text[:20]}... has more than 30 digits")
+    return int(text)
+
+
+def read_npz(path: str | Path, kind: str) -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file ``path`` (a ``kind``), read whole; pickled objects are refused.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it is missing, empty, truncated, damaged or not an ``.npz`` archive.
+    """
+    path = Path(path)
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("it holds one array, not an .npz archive")
+        with loaded:
+            return {name: loaded[name] for name in loaded.files}
+    except FileNotFoundError:
+        raise ValueError(f"{path} could not be read: no such file") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as error:
+        reason = "it holds pickled objects" if "pickle" in str(error) else str(error) or type(error).__name__
+        raise ValueError(f"{path} is not a readable {kind} (.npz): {reason}") from None
+
+
+class Fields:
+    """The fields of one file, each read with a check that fails with one ``ValueError`` naming file and field.
+
+    ``data`` is what :func:`read_npz` or :func:`read_json` returned (a mapping). Every method takes the field's
+    name and returns its value converted (arrays as numpy arrays, whole numbers as ``int``).
+    """
+
+    def __init__(self, path: str | Path, data: object, kind: str):
+        self.path, self.kind = Path(path), kind
+        if not isinstance(data, dict):
+            raise ValueError(f"{self.path} is not a {kind}: it holds {type(data).__name__}, not an object")
+        self.data = data
+
+    def fail(self, name: str, problem: str) -> ValueError:
+        """The error for field ``name``."""
+        return ValueError(f"{self.path} ({self.kind}): field {name!r} {problem}")
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def get(self, name: str) -> object:
+        if name not in self.data:
+            raise self.fail(name, "is missing")
+        return self.data[name]
+
+    def array(self, name: str, kind: str = "f", shape: tuple[int | None, ...] | None = None,
+              low: float | None = None, high: float | None = None) -> np.ndarray:  # fmt: skip
+        """A numeric array of dtype kind ``kind`` ("f" float, "i" whole numbers, "b" booleans), ``shape`` (None
+        for any length on that axis), finite, within ``[low, high]``."""
+        value = self.get(name)
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError):
+            raise self.fail(name, "is not an array of numbers") from None
+        if array.dtype == object or array.dtype.kind not in "biuf":
+            raise self.fail(name, f"must hold numbers; it holds {array.dtype}")
+        if kind == "i" and array.dtype.kind == "f":
+            if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
+                raise self.fail(name, "must hold whole numbers")
+        if kind in "iu" and array.dtype.kind == "b" or kind == "b" and array.dtype.kind != "b":
+            raise self.fail(name, "has the wrong type")
+        if shape is not None and (array.ndim != len(shape) or any(
+                want is not None and have != want for have, want in zip(array.shape, shape, strict=True))):
+            expected = tuple("any" if size is None else size for size in shape)
+            raise self.fail(name, f"has shape {array.shape}; expected {expected}")
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            raise self.fail(name, "holds NaN or an infinity")
+        if array.size and low is not None and array.min() < low:
+            raise self.fail(name, f"holds {array.min()}, below {low}")
+        if array.size and high is not None and array.max() > high:
+            raise self.fail(name, f"holds {array.max()}, above {high}")
+        return array.astype(np.int64) if kind == "i" else array.astype(float) if kind == "f" else array
+
+    def integer(self, name: str, low: int | None = None, high: int | None = None) -> int:
+        value = self.get(name)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise self.fail(name, f"must be a whole number; it is {value!r:.40}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise self.fail(name, f"is {value}; expected {low if low is not None else '...'} to "
+                                  f"{high if high is not None else '...'}")  # fmt: skip
+        return int(value)
+
+    def number(self, name: str, low: float | None = None, high: float | None = None) -> float:
+        value = self.get(name)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value.item()
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise self.fail(name, f"must be a number; it is {value!r:.40}")
+        value = float(value)
+        if not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
+            raise self.fail(name, f"is {value}; expected a finite number from {low} to {high}")
+        return value
+
+    def text(self, name: str, choices: Sequence[str] | None = None) -> str:
+        value = self.get(name)
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "U":
+            value = str(value)
+        if not isinstance(value, str) or (choices is not None and value not in choices):
+            expected = f"one of {list(choices)}" if choices is not None else "a text"
+            raise self.fail(name, f"must be {expected}; it is {value!r:.40}")
+        return value
+
+    def settings(self, name: str, settings_type: type) -> object:
+        """A settings dataclass stored as a JSON text (``.npz``) or object (JSON), through its ``from_dict``."""
+        value = self.get(name)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = str(value)
+        if isinstance(value, str):
+            if not _json_depth_ok(value, JSON_DEPTH_LIMIT):
+                raise self.fail(name, "nests too deep")
+            try:
+                value = json.loads(value, parse_constant=_refuse_constant)
+            except (ValueError, RecursionError):
+                raise self.fail(name, "is not valid JSON") from None
+        if not isinstance(value, dict):
+            raise self.fail(name, "must be an object of settings")
+        try:
+            return settings_type.from_dict(value)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
+            raise self.fail(name, f"holds invalid settings: {error}") from None
+
+
 def read_record(path: str | Path, file_format: str, kind: str, version: int = 1) -> dict:
     """The JSON object in ``path`` after checking that it is a ``kind`` of format ``file_format``, version ``version``.
 
@@ -45,12 +347,7 @@ def read_record(path: str | Path, file_format: str, kind: str, version: int = 1)
         Naming the file and what is wrong: it cannot be read, is not JSON, is another format or another version.
     """
     path = Path(path)
-    try:
-        record = json.loads(path.read_text())
-    except OSError as error:
-        raise ValueError(f"{path} could not be read: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    record = read_json(path)
     if not isinstance(record, dict) or record.get("format") != file_format:
         raise ValueError(f'{path} is not {kind}: it needs "format": "{file_format}"')
     if record.get("version") != version:

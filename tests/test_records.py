@@ -1,0 +1,47 @@
+"""The careful file layer of evolving_ttt.records: outputs made before a run and written whole, checked reading."""
+
+import numpy as np
+import pytest
+
+from evolving_ttt import records as r
+
+
+def test_outputs_and_readers_refuse_bad_paths_and_bad_files_with_a_value_error_naming_them(tmp_path):
+    p = tmp_path / "a.json"
+    out = r.Output(p, "--out", ".json")
+    assert out.temporary.exists()
+    out.write_text('{"a": 1}')
+    assert r.read_json(p) == {"a": 1} and not out.temporary.exists()
+    with pytest.raises(ValueError, match="exists"):
+        r.Output(p)
+    with pytest.raises(ValueError, match="suffix"):
+        r.Output(tmp_path / "b.txt", suffix=".npz")
+    with pytest.raises(ValueError, match="does not exist"):
+        r.Output(tmp_path / "nope" / "b.npz")
+    with pytest.raises(ValueError, match="same file"):
+        r.prepare_outputs({"--out": (tmp_path / "c.npz", None), "--champion": (tmp_path / "c.npz", None)})
+    r.save_npz(tmp_path / "run.txt", {"x": np.arange(3)})
+    assert (tmp_path / "run.txt").exists() and not (tmp_path / "run.txt.npz").exists()
+    assert r.read_npz(tmp_path / "run.txt", "run")["x"].tolist() == [0, 1, 2]
+    (tmp_path / "bad.npz").write_bytes((tmp_path / "run.txt").read_bytes()[:40])
+    with pytest.raises(ValueError, match="bad.npz"):
+        r.read_npz(tmp_path / "bad.npz", "run")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match="deeper"):
+        r.read_json(tmp_path / "deep.json")
+    (tmp_path / "big.json").write_text('{"w": 1e400}')
+    with pytest.raises(ValueError, match="big.json"):
+        r.read_json(tmp_path / "big.json")
+    (tmp_path / "nan.json").write_text('{"w": NaN}')
+    with pytest.raises(ValueError):
+        r.read_json(tmp_path / "nan.json")
+    f = r.Fields(p, {"a": np.array([1.0, np.nan]), "n": 3, "s": "x"}, "thing")
+    with pytest.raises(ValueError, match="'a' holds NaN"):
+        f.array("a")
+    with pytest.raises(ValueError, match="'n' is 3"):
+        f.integer("n", 0, 2)
+    with pytest.raises(ValueError, match="'z' is missing"):
+        f.get("z")
+    np.save(tmp_path / "one.npy", np.arange(3))
+    with pytest.raises(ValueError, match="one array"):
+        r.read_npz(tmp_path / "one.npy", "run")

@@ -24,6 +24,10 @@ import hashlib
 import json
 import math
 import os
+import secrets
+import tempfile
+import tokenize
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Sequence
@@ -145,6 +149,53 @@ def write_text_atomic(path: str | Path, text: str, what: str = "file") -> Path:
     return Output(path, what, force=True).write_text(text)
 
 
+def check_path(path: object, name: str = "path") -> Path:
+    """``path`` as a :class:`~pathlib.Path`, or ``ValueError`` naming ``name`` if it is not a file name."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"{name} must be a file name (a str or a pathlib.Path); got {path!r:.60}")
+    return Path(path)
+
+
+def check_provenance(provenance: dict, own_fields: Sequence[str], what: str) -> None:
+    """``ValueError`` if a provenance keyword would override one of the format's ``own_fields``."""
+    clash = sorted(set(provenance) & set(own_fields))
+    if clash:
+        raise ValueError(f"provenance may not set the format's own field(s) {clash} of {what}; "
+                         "they are written by the saver")  # fmt: skip
+
+
+def json_text(record: object, path: str | Path, indent: int | None = 1) -> str:
+    """``record`` as JSON text, or ``ValueError`` naming ``path`` if it is not plain JSON (NaN, objects...)."""
+    try:
+        return json.dumps(record, indent=indent, allow_nan=False) + "\n"
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ValueError(f"{path} was not written: what it would hold is not plain JSON ({error})") from None
+
+
+def write_checked(path: str | Path, text: str, load: Callable[[Path], object], what: str) -> Path:
+    """Write ``text`` at exactly ``path``, whole or not at all, once ``load`` has read it back without complaint.
+
+    The text goes to a temporary file beside ``path`` (:class:`Output`); ``load``, the format's loader, reads
+    that file with all its checks, and only then is it renamed over ``path``. So a saver can never write a file
+    that its loader refuses: it raises ``ValueError`` and leaves ``path`` as it was.
+    """
+    output = Output(path, what, force=True)
+    try:
+        with open(output.temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        load(output.temporary)
+    except ValueError as error:
+        output.discard()
+        reason = str(error).replace(str(output.temporary), "the file")
+        raise ValueError(f"{what} {path} was not written: its loader would refuse it ({reason})") from None
+    except BaseException:
+        output.discard()
+        raise
+    return output.commit()
+
+
 def save_npz(path: str | Path, arrays: dict[str, np.ndarray], what: str = "record") -> Path:
     """Compressed ``.npz`` of ``arrays`` at exactly ``path`` (numpy adds no suffix to an open file), atomically."""
     return write_atomic(path, lambda handle: np.savez_compressed(handle, **arrays), what)
@@ -222,14 +273,24 @@ def read_npz(path: str | Path, kind: str) -> dict[str, np.ndarray]:
     """
     path = Path(path)
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError("it holds one array, not an .npz archive")
-        with loaded:
-            return {name: loaded[name] for name in loaded.files}
+        with open(path, "rb") as handle:
+            start = handle.read(6)
     except FileNotFoundError:
         raise ValueError(f"{path} could not be read: no such file") from None
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise ValueError(f"{path} could not be read: {error.strerror or error}") from None
+    if start.startswith(b"\x93NUMPY"):
+        raise ValueError(f"{path} is not a readable {kind} (.npz): it holds one array (.npy), not an .npz archive")
+    if not start.startswith(b"PK\x03\x04"):
+        what = "it is empty" if not start else "it is not an .npz archive (a zip file of arrays)"
+        raise ValueError(f"{path} is not a readable {kind} (.npz): {what}")
+    try:
+        with np.load(path, allow_pickle=False) as loaded:
+            return {name: loaded[name] for name in loaded.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError,
+            NotImplementedError, RuntimeError, tokenize.TokenError, SyntaxError) as error:  # fmt: skip
+        # Damage shows as many errors: a broken zip directory, a bad checksum or stream, a flipped bit that marks a
+        # member encrypted or of an unknown zip version, a broken array header, an array pickled by mistake.
         reason = "it holds pickled objects" if "pickle" in str(error) else str(error) or type(error).__name__
         raise ValueError(f"{path} is not a readable {kind} (.npz): {reason}") from None
 
@@ -270,11 +331,11 @@ class Fields:
             raise self.fail(name, "is not an array of numbers") from None
         if array.dtype == object or array.dtype.kind not in "biuf":
             raise self.fail(name, f"must hold numbers; it holds {array.dtype}")
+        if kind in "fi" and array.dtype.kind == "b" or kind == "b" and array.dtype.kind != "b":
+            raise self.fail(name, "must hold true/false" if kind == "b" else "must hold numbers; it holds booleans")
         if kind == "i" and array.dtype.kind == "f":
             if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
                 raise self.fail(name, "must hold whole numbers")
-        if kind in "iu" and array.dtype.kind == "b" or kind == "b" and array.dtype.kind != "b":
-            raise self.fail(name, "has the wrong type")
         if shape is not None and (array.ndim != len(shape) or any(
                 want is not None and have != want for have, want in zip(array.shape, shape, strict=True))):
             expected = tuple("any" if size is None else size for size in shape)
@@ -285,7 +346,41 @@ class Fields:
             raise self.fail(name, f"holds {array.min()}, below {low}")
         if array.size and high is not None and array.max() > high:
             raise self.fail(name, f"holds {array.max()}, above {high}")
+        if kind == "i" and array.size and np.abs(array).max() >= 2.0**63:
+            raise self.fail(name, f"holds {np.abs(array).max():.3g}, a whole number too large for 64 bits")
         return array.astype(np.int64) if kind == "i" else array.astype(float) if kind == "f" else array
+
+    def numbers(self, name: str, shape: tuple[int | None, ...], low: float | None = None,
+                high: float | None = None) -> np.ndarray:  # fmt: skip
+        """A float array field: in an ``.npz``, an array of floats; in JSON, lists ``len(shape)`` deep of numbers.
+
+        A JSON text such as ``"0.5"``, ``true`` or ``null`` is refused, not converted, and so is a list nested
+        deeper than ``shape`` says; the nesting is walked with an explicit stack.
+        """
+        value = self.get(name)
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "b":
+                raise self.fail(name, "must hold numbers; it holds booleans")
+            if value.dtype.kind != "f":
+                raise self.fail(name, f"must hold numbers (floating point); it holds {value.dtype}")
+            return self.array(name, "f", shape, low, high)
+        stack = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, list):
+                if depth >= len(shape):
+                    raise self.fail(name, f"must be a {len(shape)}-dimensional array of numbers; it nests deeper")
+                stack.extend((entry, depth + 1) for entry in item)
+            elif depth != len(shape):
+                raise self.fail(name, f"must be a list {len(shape)} deep of numbers; it holds {item!r:.40}")
+            elif isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise self.fail(name, f"must hold numbers only; it holds {type(item).__name__} {item!r:.40} (only "
+                                      "numbers are allowed: no true/false, texts or null)")  # fmt: skip
+        try:
+            array = np.array(value, dtype=float)
+        except (ValueError, TypeError, OverflowError):
+            raise self.fail(name, "is not a regular array of numbers (rows of different lengths?)") from None
+        return Fields(self.path, {name: array}, self.kind).array(name, "f", shape, low, high)
 
     def integer(self, name: str, low: int | None = None, high: int | None = None) -> int:
         value = self.get(name)
@@ -350,6 +445,8 @@ def read_record(path: str | Path, file_format: str, kind: str, version: int = 1)
     record = read_json(path)
     if not isinstance(record, dict) or record.get("format") != file_format:
         raise ValueError(f'{path} is not {kind}: it needs "format": "{file_format}"')
+    if record.get("version") is not None and type(record.get("version")) is not int:
+        raise ValueError(f"{path}: field 'version' must be a whole number; got {record.get('version')!r:.40}")
     if record.get("version") != version:
         raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version {version}")
     return record
@@ -395,6 +492,17 @@ def load_benchmark(name: str, folder: str | Path = BENCH_RESULTS) -> dict[str, f
     return _check_figures(record.get("figures"), str(path))
 
 
+RUN_CACHE_KEY_FORMAT = "ttt-run-cache-key"
+"""The ``format`` field of the key file written beside every run-cache entry (:func:`cached_run`)."""
+
+RUN_CACHE_LOCK = ".run-cache.lock"
+"""The file in the cache folder that readers share and a writer holds alone while it puts an entry in place."""
+
+
+class RunCacheWarning(UserWarning):
+    """A run-cache entry that could not be used (damaged, of another key) or stored; the run is computed anyway."""
+
+
 def cached_run(
     name: str, key: dict, suffix: str, compute: Callable[[], Run], save: Callable[[Run, Path], None],
     load: Callable[[Path], Run],
@@ -404,19 +512,167 @@ def cached_run(
     Without the variable (a reader running a chapter) the run is always computed. With it, the run is saved
     as ``{name}-{hash of key}{suffix}`` and a later call with the same ``key`` reads it back instead. ``make
     test`` points the variable at a folder it empties first, so that it computes every run once; ``make book``
-    keeps the folder until the code changes. The file is written under a temporary name and then renamed: a
-    complete file or none, safe if two processes race.
+    keeps the folder until the code changes.
+
+    Each entry has a key file beside it, ``{name}-{hash of key}{suffix}.key``, holding the key itself (the
+    settings and the seed) and the SHA-256 of the entry. An entry is used only if its key file names the same key
+    and its bytes have that checksum and ``load`` reads it (a ``ValueError`` from ``load`` counts as damage);
+    otherwise a :class:`RunCacheWarning` names the file and the run is computed again and replaces it. The folder
+    is checked (made if missing) before the run is computed: a ``ValueError`` says when it is a file or cannot be
+    written. Each writer saves under its own temporary name (process id and a random part) and renames the entry
+    and then its key file into place while it holds the folder's lock (readers share the lock), so concurrent
+    writers of one key never collide and a reader never sees half of an entry: the first complete entry stays. A
+    run computed but not stored (a full disk) is returned all the same, with a warning.
     """
-    folder = os.environ.get(RUN_CACHE_VARIABLE)
-    if not folder:
+    if not isinstance(name, str) or not name or name.startswith(".") or any(c in name for c in "/\\\0"):
+        raise ValueError(f"name must be a plain file name such as 'run'; got {name!r}")
+    if not isinstance(suffix, str) or (suffix and (suffix[0] != "." or any(c in suffix for c in "/\\\0"))):
+        raise ValueError(f"suffix must be '' or a file suffix such as '.npz'; got {suffix!r}")
+    for what, function in (("compute", compute), ("save", save), ("load", load)):
+        if not callable(function):
+            raise ValueError(f"{what} must be a function; got {function!r}")
+    setting = os.environ.get(RUN_CACHE_VARIABLE)
+    if not setting:
         return compute()
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
-    path = Path(folder) / f"{name}-{digest}{suffix}"
-    if path.exists():
-        return load(path)
+    if not isinstance(key, dict):
+        raise ValueError(f"key must be a dict (the run's settings and seed); got {key!r}")
+    try:
+        key_text = json.dumps(key, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"key must be a JSON object of finite numbers, text, lists and objects; {error}") from None
+    folder = _run_cache_folder(setting)
+    digest = hashlib.sha256(key_text.encode()).hexdigest()[:20]
+    entry = folder / f"{name}-{digest}{suffix}"
+    if entry.is_dir():
+        raise ValueError(f"{RUN_CACHE_VARIABLE}: {entry} is a folder where the run's cache entry goes; remove it")
+    with _run_cache_lock(folder, exclusive=False):
+        problem, checksum = _check_cache_entry(entry, key_text)
+        if problem is None:
+            try:
+                return load(entry)
+            except (ValueError, OSError) as error:  # whole as written, but not a run its loader accepts
+                problem = f"could not be read ({error})"
+    if problem:
+        warnings.warn(f"run cache: {entry} {problem}; computing the run again", RunCacheWarning, stacklevel=2)
     run = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{name}-{digest}.partial{suffix}")
-    save(run, partial)
-    partial.replace(path)
+    _store_cache_entry(run, entry, name, key_text, save, digest, suffix, refused=checksum)
     return run
+
+
+def _run_cache_folder(setting: str) -> Path:
+    """The cache folder named by the variable, made if missing; ``ValueError`` if it cannot hold entries."""
+    folder = Path(setting).expanduser()
+    where = f"{RUN_CACHE_VARIABLE}={setting}"
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{where}: is a file, not a folder; name a folder for the run cache (it is made if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        reason = error.strerror or error
+        raise ValueError(f"{where}: the run-cache folder cannot be made or written ({reason})") from None
+    return folder
+
+
+@contextlib.contextmanager
+def _run_cache_lock(folder: Path, exclusive: bool):
+    """The folder's lock, shared (readers) or exclusive (a writer putting an entry in place), where the system has
+    ``fcntl``; elsewhere nothing (the entry and its key file are checked against each other all the same)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        handle = open(folder / RUN_CACHE_LOCK, "a+b")
+    except OSError as error:
+        raise ValueError(f"{RUN_CACHE_VARIABLE}: {folder / RUN_CACHE_LOCK} cannot be opened ({error})") from None
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            locked = True
+        except OSError:  # pragma: no cover - a file system without locks (some network ones)
+            locked = False
+        try:
+            yield
+        finally:
+            if locked:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_cache_entry(entry: Path, key_text: str) -> tuple[str | None, str | None]:
+    """``(None, checksum)`` if ``entry`` and its key file hold the run of ``key_text`` whole; ``("", None)`` if
+    there is no entry; else ``(what is wrong with it, None)``."""
+    if not entry.exists():
+        return "", None
+    if not entry.is_file():
+        return "is not a file", None
+    key_file = entry.with_name(entry.name + ".key")
+    if not key_file.exists():
+        return f"has no key file {key_file.name} (damaged, or written by an older version)", None
+    try:
+        record = read_json(key_file)
+    except ValueError as error:
+        return f"has a damaged key file ({error})", None
+    if not isinstance(record, dict) or record.get("format") != RUN_CACHE_KEY_FORMAT or record.get("version") != 1:
+        return f"has a key file {key_file.name} that is not a run-cache key ({RUN_CACHE_KEY_FORMAT}, version 1)", None
+    stored = record.get("key")
+    if json.dumps(stored, sort_keys=True) != key_text:
+        asked = json.loads(key_text)
+        differ = sorted(k for k in set(asked) | set(stored) if asked.get(k) != stored.get(k)) if isinstance(
+            stored, dict) else ["key"]  # fmt: skip
+        return f"holds the run of another key (its {', '.join(map(str, differ))} differ from the run asked for)", None
+    checksum = record.get("sha256")
+    if not isinstance(checksum, str) or len(checksum) != 64:
+        return f"has a key file {key_file.name} without a SHA-256 checksum", None
+    try:
+        if _file_sha256(entry) != checksum:
+            return f"does not match the checksum in {key_file.name} (damaged, or replaced by another file)", None
+    except OSError as error:
+        return f"could not be read ({error.strerror or error})", None
+    return None, checksum
+
+
+def _store_cache_entry(run: Run, entry: Path, name: str, key_text: str, save: Callable[[Run, Path], None],
+                       digest: str, suffix: str, refused: str | None = None) -> None:  # fmt: skip
+    """Save ``run`` and its key file under names of this writer's own, then put both in place under the lock,
+    unless a whole entry of the key (another writer's, but not the one with checksum ``refused`` that the loader
+    refused) is already there; a failure to store is a warning (the run is not lost)."""
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    partial = entry.with_name(f".{name}-{digest}.partial-{token}{suffix}")
+    key_partial = entry.with_name(f".{name}-{digest}.key.partial-{token}")
+    try:
+        save(run, partial)
+        if not partial.is_file():
+            raise ValueError(f"the saver wrote nothing at {partial.name}")
+        record = {
+            "format": RUN_CACHE_KEY_FORMAT, "version": 1, "entry": entry.name, "key": json.loads(key_text),
+            "sha256": _file_sha256(partial), "bytes": partial.stat().st_size,
+        }  # fmt: skip
+        with open(key_partial, "wb") as handle:
+            handle.write((json.dumps(record, indent=1, sort_keys=True) + "\n").encode())
+            handle.flush()
+            os.fsync(handle.fileno())
+        with _run_cache_lock(entry.parent, exclusive=True):
+            problem, checksum = _check_cache_entry(entry, key_text)
+            if problem is not None or checksum == refused:  # none yet, or damaged: this one goes in
+                os.replace(partial, entry)
+                os.replace(key_partial, entry.with_name(entry.name + ".key"))
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        warnings.warn(f"run cache: the run could not be stored as {entry} ({reason}); it is returned, not shared",
+                      RunCacheWarning, stacklevel=3)  # fmt: skip
+    finally:
+        for leftover in (partial, key_partial):
+            with contextlib.suppress(OSError):
+                leftover.unlink()

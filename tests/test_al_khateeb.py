@@ -323,10 +323,10 @@ def test_a_record_survives_saving_and_loading(tmp_path):
     for name in RECORD:
         assert np.array_equal(getattr(loaded, name), getattr(run, name))
     np.savez(tmp_path / "other.npz", totals=np.zeros(3))
-    with pytest.raises(ValueError, match="not a co-evolution record"):
+    with pytest.raises(ValueError, match=r"other.npz \(Al-Khateeb co-evolution record\): field 'config' is missing"):
         load_coevolution_run(tmp_path / "other.npz")
     (tmp_path / "text.npz").write_text("hello")
-    with pytest.raises(ValueError, match="could not be read"):
+    with pytest.raises(ValueError, match=r"text.npz is not a readable Al-Khateeb co-evolution record \(.npz\)"):
         load_coevolution_run(tmp_path / "text.npz")
 
 
@@ -348,11 +348,15 @@ def test_an_evaluator_file_keeps_every_bit(tmp_path):
         (lambda r: r.update(format="fogel-ttt-network"), "not an evaluator file"),
         (lambda r: r.update(version=2), "unsupported version"),
         (lambda r: r.update(layers=[9, 10, 9]), "layers"),
-        (lambda r: r.update(weights=r["weights"][:-1]), "list of 72 numbers"),
-        (lambda r: r.update(weights=["a"] * 72), "list of 72 numbers"),
-        (lambda r: r.pop("step_sizes"), "step_sizes must be a list"),
+        (lambda r: r.update(layers=[9, 5, 3, True]), "layers"),
+        (lambda r: r.update(version=True), "'version' must be a whole number"),
+        (lambda r: r.update(weights=r["weights"][:-1]), r"'weights' has shape \(71,\); expected \(72,\)"),
+        (lambda r: r.update(weights=["a"] * 72), "'weights' must hold numbers only; it holds str"),
+        (lambda r: r["weights"].__setitem__(3, False), "'weights' must hold numbers only; it holds bool"),
+        (lambda r: r.pop("step_sizes"), "'step_sizes' is missing"),
         (lambda r: r["step_sizes"].__setitem__(0, -0.1), "positive"),
-        (lambda r: r["weights"].__setitem__(0, float("inf")), "finite"),
+        (lambda r: r["step_sizes"].__setitem__(0, 0), "positive"),
+        (lambda r: r["weights"].__setitem__(0, float("inf")), "the number Infinity is not allowed"),
     ],
 )
 def test_a_bad_evaluator_file_says_what_is_wrong(tmp_path, change, message):

@@ -367,7 +367,7 @@ def test_network_file_round_trip_and_clear_errors(tmp_path):
     assert record["layout"]["output_spread"] == [113, 114]
     for change, message in [({"format": "x"}, "not a Ling-Lam"), ({"version": 2}, "version"),
                             ({"kind": "cnn"}, "kind"), ({"genes": [0.0] * 5}, "114"),
-                            ({"genes": [2.0] * 114}, r"\[-1, 1\]")]:  # fmt: skip
+                            ({"genes": [2.0] * 114}, r"genes.*above 1\.0")]:  # fmt: skip
         path.write_text(json.dumps({**record, **change}))
         with pytest.raises(ValueError, match=message):
             experiment.load_trained_network(path)
@@ -432,6 +432,7 @@ def test_command_line_trains_and_writes_the_books_files(tmp_path, capsys):
         (["--data-dir", "/no/such/folder"], "no such folder"),
         (["--data-dir", ".", "--iterations", "700"], "multiple of 500"),
         (["--seeds", "0"], "seeds"),
+        (["--iterations", "0"], "iterations must be a whole number >= 1"),
         (["--order", "backwards"], "invalid choice"),
     ],
 )
@@ -457,9 +458,59 @@ def test_runs_summary_refuses_bad_files(tmp_path):
     broken["methods"]["baseline"]["best_fitness"] = [[0.5]] * 2
     renamed = {**record, "methods": {"baseline": {**record["methods"]["baseline"], "method": "cnn"}}}
     for bad, message in [({**record, "format": "x"}, "not a Ling-Lam runs"), ({**record, "version": 3}, "version"),
-                         (broken, "best_fitness must have shape"), (renamed, "unknown method")]:  # fmt: skip
+                         (broken, r"best_fitness.*has shape \(2, 1\); expected \(2, 2\)"),
+                         (renamed, "method.*must be one of")]:  # fmt: skip
         path.write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=message):
             experiment.load_runs_summary(path)
     with pytest.raises(ValueError, match="divide"):
         experiment.save_runs_summary({"baseline": run}, path, curve_step=300)
+
+
+# ------------------------------------------------------------------------------------ arguments of the wrong type
+
+_BOARD = np.zeros(9, dtype=np.int8)
+_NET = experiment.TrainedNetwork("baseline", np.zeros(89))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: experiment.train("config"), "method must be one of"),
+        (lambda: experiment.train("nndtf", "config"), "config must be a LingLamConfig"),
+        (lambda: experiment.train("nndtf", experiment.LingLamConfig(seeds=1, iterations=1), seed=-1), "seed"),
+        (lambda: experiment.train("nndtf", progress=2), "progress must be"),
+        (lambda: experiment.run_training("nndtf", None), "config must be a LingLamConfig"),
+        (lambda: experiment.LingLamConfig(iterations=0), "iterations must be a whole number >= 1"),
+        (lambda: experiment.LingLamConfig(training_seed="x"), "training_seed"),
+        (lambda: experiment.LingLamConfig(methods=[["nndtf"]]), "methods must list"),
+        (lambda: experiment.LingLamConfig(traditional={}), "traditional must be a TraditionalGASettings"),
+        (lambda: experiment.LingLamConfig.from_dict(None), "settings must be an object"),
+        (lambda: experiment.PAPER_LING_LAM.settings(["nndtf"]), "method must be one of"),
+        (lambda: ga.TraditionalGASettings(shape="5"), "shape must be a finite number"),
+        (lambda: ga.improved_ga(None, 114, np.random.default_rng(0)), "evaluate must be a function"),
+        (lambda: ga.traditional_ga(np.sum, 89, "rng"), "rng must be a numpy.random.Generator"),
+        (lambda: ga.improved_ga(np.sum, 114, np.random.default_rng(0), "fast"), "settings must be an Improved"),
+        (lambda: engine.traditional_ga_lockstep(np.sum, 89, None), "rngs must be a non-empty list"),
+        (lambda: engine.improved_ga_lockstep(np.sum, 114, [None]), "each of rngs"),
+        (lambda: experiment.TrainedNetwork("nndtf", {}), "genes must be an array of numbers"),
+        (lambda: experiment.TrainedNetwork(None, np.zeros(89)), "kind must be one of"),
+        (lambda: experiment.network_move_table(None), "network must be a TrainedNetwork"),
+        (lambda: experiment.network_policy("net", 1), "network must be a TrainedNetwork"),
+        (lambda: experiment.estimated_memory(None), "config must be a LingLamConfig"),
+        (lambda: experiment.save_trained_network(None, "n.json"), "network must be a TrainedNetwork"),
+        (lambda: experiment.save_trained_network(_NET, None), "path must be a file name"),
+        (lambda: experiment.save_training_runs(["run"], "r.npz"), "runs must be a non-empty dict"),
+        (lambda: experiment.save_runs_summary({"a": None}, "r.json"), r"runs\['a'\] must be a TrainingRun"),
+        (lambda: experiment.load_training_runs(None), "path must be a file name"),
+        (lambda: experiment.load_runs_summary(3), "path must be a file name"),
+        (lambda: experiment.load_trained_network(b"n.json"), "path must be a file name"),
+        (lambda: network.training_positions("seed"), "seed must be a whole number"),
+        (lambda: network.fitness(np.zeros(3), None), "training must be a TrainingSet"),
+        (lambda: network.ling_lam_player("cnn", np.zeros(89)), "kind must be one of"),
+        (lambda: network.ling_lam_player("nndtf", np.zeros(114), "backwards"), "order must be one of"),
+    ],
+)
+def test_public_functions_name_the_argument_of_the_wrong_type(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -9,6 +9,7 @@ from deap import gp
 from evolving_ttt.game import EMPTY, O, X, board_from_string, board_tables
 from evolving_ttt.mohammadi import coevolution as co
 from evolving_ttt.mohammadi import programs as pr
+from evolving_ttt.mohammadi import series as se
 from evolving_ttt.outcomes import policy_table
 
 
@@ -367,3 +368,58 @@ def test_program_path_names_the_nodes_from_the_root_to_the_play_at_that_moved():
         assert pr.program_move(program, board, X if not board.any() else O) == int(
             pr.program_path(program, board, X if not board.any() else O).split("square ")[1].rstrip(")")
         )
+
+
+# --- Arguments of the wrong type ------------------------------------------------------------------------------------
+
+_PROGRAM = pr.parse_program("PLAY-AT(pos11)")
+_BOARD = np.zeros(9, dtype=np.int8)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pr.parse_program(None), "text must be a program's text"),
+        (lambda: pr.parse_program(b"PLAY-AT(pos11)"), "text must be a program's text"),
+        (lambda: pr.program_to_text("PLAY-AT(pos11)"), "program must be a program"),
+        (lambda: pr.program_lines(None), "program must be a program"),
+        (lambda: pr.program_height([1, 2]), "program must be a deap.gp.PrimitiveTree"),
+        (lambda: pr.playat_count(None), "program must be a deap.gp.PrimitiveTree"),
+        (lambda: pr.run_program(None, _BOARD, 1), "program must be a program"),
+        (lambda: pr.run_program(_PROGRAM, None, 1), "a board must have exactly 9 squares"),
+        (lambda: pr.run_program(_PROGRAM, _BOARD, 1, path="x"), "path must be a list"),
+        (lambda: pr.program_move_table("PLAY-AT(pos11)"), "program must be a program"),
+        (lambda: pr.program_policy(None, 1), "program must be a program"),
+        (lambda: pr.program_policy(np.zeros(5), 1), "move table of shape"),
+        (lambda: pr.prune_program(_PROGRAM, filler=3), "filler must be a terminal"),
+        (lambda: pr.ProgramPlayer(None), "program must be a program"),
+        (lambda: pr.ProgramPlayer(_PROGRAM)(None), "a board must have exactly 9 squares"),
+        (lambda: co.random_programs("rng", 3), "rng must be a numpy.random.Generator"),
+        (lambda: co.vary(None, np.random.default_rng(0), co.PAPER_MOHAMMADI), "parents must be a list"),
+        (lambda: co.vary([_PROGRAM], np.random.default_rng(0), None), "config must be a MohammadiConfig"),
+        (lambda: co.vary(["PLAY-AT(pos11)"], np.random.default_rng(0), co.PAPER_MOHAMMADI), "each parent"),
+        (lambda: co.double_game(None, _PROGRAM), "a must be a program"),
+        (lambda: co.double_game(_PROGRAM, _PROGRAM, "paper"), "config must be a MohammadiConfig"),
+        (lambda: co.MohammadiConfig.from_dict(None), "data must be a dict"),
+        (lambda: co.programs_from_texts("PLAY-AT(pos11)"), "texts must be a list"),
+        (lambda: co.play_games(None, [0], [0]), "tables must be an array of move tables"),
+        (lambda: co.tournament(np.zeros((2, 19683), np.int8), np.zeros(2), None, co.PAPER_MOHAMMADI), "groups"),
+        (lambda: co.sample_groups(None, 3, 2), "rng must be a numpy.random.Generator"),
+        (lambda: se.evolve_series("config"), "config must be a MohammadiConfig"),
+        (lambda: se.evolve_series(seed="1", progress=False), "seed must be a whole number"),
+        (lambda: se.evolve_series(progress=None), "progress must be"),
+        (lambda: se.run_series("config"), "config must be a MohammadiConfig"),
+        (lambda: se.Coevolution(None), "config must be a MohammadiConfig"),
+        (lambda: se.save_series({}, "s.json"), "record must be a SeriesRecord"),
+        (lambda: se.load_series(None), "path must be a file name"),
+        (lambda: se.save_program(None, "p.json"), "program must be a program"),
+        (lambda: se.save_program(_PROGRAM, 7), "path must be a file name"),
+        (lambda: se.load_program(None), "path must be a file name"),
+        (lambda: se.series_provenance(None), "record must be a SeriesRecord"),
+        (lambda: se.series_games("config"), "config must be a MohammadiConfig"),
+        (lambda: se.SeriesRecord.from_dict(None), "not a series record"),
+    ],
+)
+def test_public_functions_name_the_argument_of_the_wrong_type(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

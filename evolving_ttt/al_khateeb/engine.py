@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.al_khateeb.evaluator import (
+    EVALUATOR_LAYERS,
     EVALUATOR_WEIGHTS,
     INITIAL_STEP_SIZE,
     PAPER_AL_KHATEEB,
@@ -45,9 +46,27 @@ from evolving_ttt.al_khateeb.evaluator import (
     self_adaptive_mutation,
     trial_generators,
 )
-from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count
+from evolving_ttt.fogel.evolution import (
+    MAX_SEED,
+    MEMORY_ESTIMATE_CAP,
+    check_numbers,
+    check_record_format,
+    check_seed,
+    record_arrays,
+)
+from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count, check_instance
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import cached_run, read_record
+from evolving_ttt.records import (
+    Fields,
+    cached_run,
+    check_path,
+    check_provenance,
+    json_text,
+    read_npz,
+    read_record,
+    save_npz,
+    write_checked,
+)
 
 
 @cache
@@ -132,16 +151,21 @@ class CoevolutionRun:
 
     def row(self, run: int) -> int:
         """The row of run number ``run``."""
-        if run not in self.run_numbers:
+        if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or run not in self.run_numbers:
             raise ValueError(f"run {run} is not in this record; it holds runs {list(self.run_numbers)}")
         return self.run_numbers.index(run)
 
 
 def merge_coevolution_runs(parts: Sequence[CoevolutionRun]) -> CoevolutionRun:
     """Stack records of different runs of the same experiment and seed (chapter 14)."""
+    if not isinstance(parts, Sequence) or not parts or not all(isinstance(p, CoevolutionRun) for p in parts):
+        raise ValueError(f"parts must be a non-empty sequence of CoevolutionRuns; got {parts!r:.60}")
     first = parts[0]
     if any(p.config != first.config or p.seed != first.seed for p in parts):
         raise ValueError("only records of the same configuration and seed can be merged")
+    runs = [r for p in parts for r in p.run_numbers]
+    if len(set(runs)) != len(runs):
+        raise ValueError(f"the records to merge hold the same run more than once: {runs}")
     fields = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
     return CoevolutionRun(
         first.config, first.seed, tuple(r for p in parts for r in p.run_numbers),
@@ -177,7 +201,9 @@ def coevolve(
         A Dask cluster to run on instead (``"local"`` or a scheduler's address; see
         :class:`evolving_ttt.parallel.TaskRunner`); the result is the same bits.
     """
-    chosen = list(range(config.runs)) if runs is None else [int(r) for r in runs]
+    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_seed(seed)
+    chosen = list(range(config.runs)) if runs is None else check_numbers(runs, "runs")
     if not chosen or any(not 0 <= r < config.runs for r in chosen) or len(set(chosen)) != len(chosen):
         raise ValueError(f"runs must be distinct run numbers from 0 to {config.runs - 1}; got {runs!r}")
     if check_count(workers, "workers") > 1 or scheduler is not None:
@@ -269,35 +295,95 @@ def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], pr
 RECORD_FIELDS = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
 """The arrays of a :class:`CoevolutionRun`, in order (chapter 14)."""
 
+RECORD_FORMAT = "al-khateeb-run"
+"""The ``format`` array of a record written by :func:`save_coevolution_run` (chapter 14)."""
+
+RECORD_VERSION = 1
+"""The ``version`` of the record format that :func:`save_coevolution_run` writes (chapter 14)."""
+
+RECORD_KIND = "Al-Khateeb co-evolution record"
+
+
+def _positive(fields: Fields, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    array = fields.numbers(name, shape)
+    if array.size and array.min() <= 0:
+        raise fields.fail(name, f"holds {array.min()}; step sizes must be positive")
+    return array
+
+
+def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
+    """The record held by ``fields``, every array checked (the rules of :func:`load_coevolution_run`)."""
+    hint = " (a Fogel run: read it with load_run)" if fields.has("trial_numbers") else ""
+    check_record_format(fields, RECORD_FORMAT, RECORD_VERSION, hint)
+    if not fields.has("run_numbers") and hint:
+        raise fields.fail("run_numbers", f"is missing: this is not an {RECORD_KIND}{hint}")
+    config = fields.settings("config", AlKhateebConfig)
+    seed = fields.integer("seed", 0, MAX_SEED)
+    runs = fields.array("run_numbers", "i", (None,), 0, config.runs - 1)
+    if runs.size == 0 or len(set(runs.tolist())) != runs.size:
+        raise fields.fail("run_numbers", f"must be distinct run numbers, at least one; got {runs.tolist()}")
+    R, G, N, P, W = runs.size, config.generations, config.population, config.parents, EVALUATOR_WEIGHTS
+    games = 2 * (N - 1)  # every network plays every other once as X and once as O
+    totals = fields.array("totals", "i", (R, G, N), -games, games)
+    if np.any(totals.sum(axis=-1) != 0):
+        raise fields.fail("totals", "must sum to 0 over each generation's population (every game has one winner)")
+    best_weights = fields.numbers("best_weights", (R, G, W))
+    best_ids = fields.array("best_ids", "i", (R, G), 0, N + P * (G - 1) - 1)
+    born = N + P * np.arange(G)  # the networks that played generation g are numbered below N + g * P
+    if np.any(best_ids >= born):
+        raise fields.fail("best_ids", "holds the number of a network born after the generation it was ranked in")
+    mean_step = _positive(fields, "mean_step", (R, G))
+    weights = fields.numbers("weights", (R, N, W))
+    steps = _positive(fields, "steps", (R, N, W))
+    totals = totals.astype(np.int16) if games <= np.iinfo(np.int16).max else totals  # as coevolve records them
+    return CoevolutionRun(config, seed, tuple(runs.tolist()), totals, best_weights, best_ids, mean_step, weights,
+                          steps)  # fmt: skip
+
 
 def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
-    """Write a record to a ``.npz`` file: its configuration, seed, run numbers and arrays (chapter 14)."""
-    np.savez_compressed(
-        path, config=json.dumps(run.config.as_dict()), seed=run.seed, run_numbers=np.array(run.run_numbers),
-        **{name: getattr(run, name) for name in RECORD_FIELDS},
-    )  # fmt: skip
-
-
-def load_coevolution_run(path: str | Path) -> CoevolutionRun:
-    """Read a record written by :func:`save_coevolution_run` (chapter 14).
+    """Write a record to a ``.npz`` file at exactly ``path``, whole or not at all: its configuration, seed, run
+    numbers and arrays (chapter 14); the format is described in :func:`load_coevolution_run`.
 
     Raises
     ------
     ValueError
-        If the file is not such a record, saying what is missing.
+        If ``run`` is not a :class:`CoevolutionRun` or breaks a rule of the format (a NaN, an array of the wrong
+        shape, a step size that is not positive...): nothing is written then.
     """
+    check_instance(run, CoevolutionRun, "run", "a CoevolutionRun")
+    check_instance(run.config, AlKhateebConfig, "run.config", "an AlKhateebConfig")
+    path = check_path(path)
+    values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "config": json.dumps(run.config.as_dict()),
+              "seed": run.seed, "run_numbers": run.run_numbers,
+              **{name: getattr(run, name) for name in RECORD_FIELDS}}  # fmt: skip
+    arrays = record_arrays(path, values, "record")
     try:
-        data = np.load(path)
-    except (OSError, EOFError, ValueError) as error:
-        raise ValueError(f"{path} could not be read as a .npz file: {error}") from None
-    with data:
-        missing = [name for name in ("config", "seed", "run_numbers", *RECORD_FIELDS) if name not in data]
-        if missing:
-            raise ValueError(f"{path} is not a co-evolution record: it lacks {missing}")
-        return CoevolutionRun(
-            AlKhateebConfig.from_dict(json.loads(str(data["config"]))), int(data["seed"]),
-            tuple(int(r) for r in data["run_numbers"]), *(data[name] for name in RECORD_FIELDS),
-        )  # fmt: skip
+        _read_coevolution_run(Fields(path, arrays, RECORD_KIND))
+    except ValueError as error:
+        raise ValueError(f"{path} was not written, as its loader would refuse it: {error}") from None
+    save_npz(path, arrays, RECORD_KIND)
+
+
+def load_coevolution_run(path: str | Path) -> CoevolutionRun:
+    """Read a record written by :func:`save_coevolution_run`, checking every array (chapter 14).
+
+    The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text
+    ``"al-khateeb-run"``), ``version`` (1), ``config`` (the JSON text of :meth:`AlKhateebConfig.as_dict`),
+    ``seed`` (a whole number from 0 to 2**63 - 1), ``run_numbers`` (R distinct run numbers of the
+    configuration), ``totals`` (R x generations x population whole numbers, each within +-2 (population - 1)
+    and summing to 0 over a generation), ``best_weights`` (R x generations x 72), ``best_ids`` (R x generations;
+    in generation g below population + g x parents), ``mean_step`` (R x generations, positive), ``weights``
+    and ``steps`` (R x population x 72; steps positive). Every number is finite. A record without ``format``
+    and ``version`` (version 0, written before they were added) is read the same way. Other arrays are ignored.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the array, if the file is missing, empty, damaged or not an ``.npz`` archive, or an
+        array is missing or has the wrong type, shape or values.
+    """
+    path = check_path(path)
+    return _read_coevolution_run(Fields(path, read_npz(path, RECORD_KIND), RECORD_KIND))
 
 
 def run_coevolution(
@@ -312,8 +398,11 @@ def run_coevolution(
     under a name derived from its configuration and seed, and a later call with the same arguments
     reads it instead of running again (as :func:`evolving_ttt.fogel.evolution.run_experiment` does).
     """
+    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    key = {"system": "al-khateeb", "config": config.as_dict(), "seed": int(seed)}
+    check_count(workers, "workers")
+    key = {"system": "al-khateeb", "config": config.as_dict(), "seed": seed}
     return cached_run(
         "al-khateeb", key, ".npz", lambda: coevolve(config, seed=seed, progress=progress, workers=workers),
         save_coevolution_run, load_coevolution_run,
@@ -323,9 +412,16 @@ def run_coevolution(
 EVALUATOR_FORMAT = "al-khateeb-evaluator"
 """The ``format`` field of a saved evaluator file (chapter 15)."""
 
+EVALUATOR_VERSION = 1
+"""The ``version`` of the evaluator file format that this code writes and reads (chapter 15)."""
 
-def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, **provenance) -> None:
-    """Save one evaluator as JSON: its 72 weights and 72 step sizes, and where it came from (chapter 15).
+EVALUATOR_FIELDS = ("format", "version", "layers", "weights", "step_sizes")
+"""The fields of an evaluator file; any other field is provenance (chapter 15)."""
+
+
+def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, /, **provenance) -> None:
+    """Save one evaluator as JSON, written whole at exactly ``path``: its 72 weights and 72 step sizes, and where
+    it came from (chapter 15).
 
     The file holds ``format`` (``"al-khateeb-evaluator"``), ``version`` (1), ``layers`` ([9, 5, 3, 1]),
     ``weights`` and ``step_sizes`` (72 numbers each, in the order of
@@ -333,49 +429,72 @@ def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, **p
     5 biases, 5 x 3 weights, 3 biases, 3 weights, 1 bias), and any keyword arguments as provenance,
     for instance the seed, run, generation and configuration. Floats keep all their digits, so loading
     gives back the same numbers bit for bit.
+
+    Raises
+    ------
+    ValueError
+        If the weights or step sizes are not 72 finite numbers (step sizes positive), a provenance keyword is
+        one of the format's own fields (:data:`EVALUATOR_FIELDS`), or the file would not load
+        (:func:`load_evaluator`): a provenance value that is not JSON, NaN, a number too large or nested too
+        deep. Nothing is written then.
     """
     weights, steps = check_weights(weights), check_weights(steps, "steps")
     if weights.shape != (EVALUATOR_WEIGHTS,) or steps.shape != (EVALUATOR_WEIGHTS,):
         raise ValueError(f"save one evaluator: weights and steps of shape (72,); got {weights.shape}, {steps.shape}")
-    record = {"format": EVALUATOR_FORMAT, "version": 1, "layers": [9, 5, 3, 1],
+    if np.any(steps <= 0):
+        raise ValueError(f"steps must be positive; got {steps.min()}")
+    path = check_path(path)
+    check_provenance(provenance, EVALUATOR_FIELDS, "an evaluator")
+    record = {"format": EVALUATOR_FORMAT, "version": EVALUATOR_VERSION, "layers": list(EVALUATOR_LAYERS),
               "weights": weights.tolist(), "step_sizes": steps.tolist(), **provenance}  # fmt: skip
-    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    write_checked(path, json_text(record, path), load_evaluator, "evaluator file")
 
 
 def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
     """Load an evaluator saved by :func:`save_evaluator`: ``(weights, step sizes, provenance)`` (chapter 15).
 
+    The format (version 1) is a JSON object with ``format`` ``"al-khateeb-evaluator"``, ``version`` 1,
+    ``layers`` ``[9, 5, 3, 1]``, ``weights`` (72 numbers) and ``step_sizes`` (72 positive numbers), every number
+    a finite JSON number (not a text, not a boolean). Every other field is provenance and is returned as it is.
+
     Raises
     ------
     ValueError
-        If the file cannot be read, is not JSON, is not an evaluator file, or holds arrays of the wrong
-        length or with values that are not finite numbers (step sizes must also be positive), saying which.
+        Naming the file and the field, if the file cannot be read, is not JSON (or holds NaN, numbers too
+        large for a float, nesting deeper than 200), is not an evaluator file of version 1, or a field is
+        missing or has the wrong type, length or values.
     """
-    path = Path(path)
-    record = read_record(path, EVALUATOR_FORMAT, "an evaluator file")
-    if record.get("layers") != [9, 5, 3, 1]:
-        raise ValueError(f"{path}: layers must be [9, 5, 3, 1]; got {record.get('layers')!r}")
-    arrays = []
-    for name in ("weights", "step_sizes"):
-        values = record.get(name)
-        if (not isinstance(values, list) or len(values) != EVALUATOR_WEIGHTS
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)):  # fmt: skip
-            raise ValueError(f"{path}: {name} must be a list of {EVALUATOR_WEIGHTS} numbers")
-        array = np.array(values, dtype=float)
-        if not np.all(np.isfinite(array)):
-            raise ValueError(f"{path}: {name} must be finite numbers")
-        arrays.append(array)
-    if np.any(arrays[1] <= 0):
-        raise ValueError(f"{path}: step_sizes must be positive")
-    provenance = {k: v for k, v in record.items() if k not in ("format", "version", "layers", "weights", "step_sizes")}
-    return arrays[0], arrays[1], provenance
+    path = check_path(path)
+    record = read_record(path, EVALUATOR_FORMAT, "an evaluator file", EVALUATOR_VERSION)
+    fields = Fields(path, record, "evaluator file")
+    fields.integer("version", EVALUATOR_VERSION, EVALUATOR_VERSION)  # not true, not 1.0
+    layers = fields.get("layers")
+    if (not isinstance(layers, list) or any(isinstance(n, bool) or not isinstance(n, int) for n in layers)
+            or layers != list(EVALUATOR_LAYERS)):  # fmt: skip
+        raise fields.fail("layers", f"must be [9, 5, 3, 1]; got {layers!r:.60}")
+    weights = fields.numbers("weights", (EVALUATOR_WEIGHTS,))
+    steps = fields.numbers("step_sizes", (EVALUATOR_WEIGHTS,))
+    if np.any(steps <= 0):
+        raise fields.fail("step_sizes", f"holds {steps.min()}; step sizes must be positive")
+    provenance = {k: v for k, v in record.items() if k not in EVALUATOR_FIELDS}
+    return weights, steps, provenance
 
 
-def estimated_memory(config: AlKhateebConfig) -> int:
+def estimated_memory(config: AlKhateebConfig, workers: int = 1) -> int:
     """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``config`` (chapter 14).
 
-    Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables, 2.7 MB per run for
-    its move tables and populations, and 1 kB per run and generation for the record. The command line refuses
-    runs whose estimate exceeds most of the machine's memory instead of failing part way.
+    Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables per process, 135 kB
+    per network of every run for its move tables (2.7 MB per run of 20), 80 bytes per pairing of a run for the
+    games of a generation, and the record, which grows with the generations: per run and generation the
+    totals (2 bytes a network), the best network, its number and the mean step size (592 bytes), counted twice
+    with one process (the record and its pieces) and four times with several (the workers' pieces, their
+    copies sent back, the joined record). The command line refuses runs whose estimate exceeds most of the
+    machine's memory instead of failing part way. The estimate is capped at
+    :data:`evolving_ttt.fogel.evolution.MEMORY_ESTIMATE_CAP`.
     """
-    return int(60e6 + config.runs * (2.7e6 + 1e3 * config.generations))
+    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    processes = max(1, min(check_count(workers, "workers"), config.runs))
+    n, generations, runs = config.population, config.generations, config.runs
+    per_run = 135_000 * n + 80 * n**2
+    record = runs * generations * (2 * n + 8 * (EVALUATOR_WEIGHTS + 2)) * (2 if processes == 1 else 4)
+    return min(processes * 60_000_000 + runs * per_run + record, MEMORY_ESTIMATE_CAP)  # whole numbers: no overflow

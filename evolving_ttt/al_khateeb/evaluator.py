@@ -18,18 +18,21 @@ Conventions
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
-from evolving_ttt.fogel.evolution import trial_generators  # one generator per run, as for Fogel's trials
+from evolving_ttt.fogel.evolution import check_seed, trial_generators  # one generator per run, as for Fogel's
 from evolving_ttt.game import (
     Player,
     X,
     check_count,
+    check_instance,
     check_mark,
     is_game_over,
     legal_moves,
@@ -101,7 +104,12 @@ PAPER_ONE_PLY = OnePlySettings()
 
 def check_weights(weights: np.ndarray, name: str = "weights") -> np.ndarray:
     """Return ``weights`` as a float array after checking that its last axis holds 72 finite numbers (chapter 14)."""
-    weights = np.asarray(weights, dtype=float)
+    if isinstance(weights, (str, bytes)):
+        raise ValueError(f"{name} must be an array of {EVALUATOR_WEIGHTS} numbers; got {weights!r:.60}")
+    try:
+        weights = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an array of {EVALUATOR_WEIGHTS} numbers; got {weights!r:.60}") from None
     if weights.shape[-1:] != (EVALUATOR_WEIGHTS,):
         raise ValueError(f"{name} must have {EVALUATOR_WEIGHTS} weights in the last axis; got shape {weights.shape}")
     if not np.all(np.isfinite(weights)):
@@ -158,6 +166,7 @@ def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
 
 def random_evaluators(rng: np.random.Generator, count: int) -> np.ndarray:
     """``count`` networks with weights and biases uniform on [-0.5, 0.5], shape ``(count, 72)`` (chapter 14)."""
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator (np.random.default_rng(seed))")
     count = check_count(count, "count")
     return rng.uniform(-EVALUATOR_WEIGHT_LIMIT, EVALUATOR_WEIGHT_LIMIT, size=(count, EVALUATOR_WEIGHTS))
 
@@ -195,6 +204,7 @@ def one_ply_move(weights: np.ndarray, board: np.ndarray, settings: OnePlySetting
 def one_ply_player(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> Player:
     """A move function (board -> square) for the evaluator playing ``mark`` (chapter 14)."""
     weights, mark = check_weights(weights).copy(), check_mark(mark)
+    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")
 
     def player(board: np.ndarray) -> int:
         if player_to_move(board) != mark:
@@ -237,7 +247,11 @@ def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER
     Returns ``results[i, j]``: the winner (+1 X, -1 O, 0 draw) of the game with network ``i`` as X and
     ``j`` as O; the diagonal is 0. With 20 networks that is 380 games.
     """
-    n = check_weights(population, "population").shape[0]
+    population = check_weights(population, "population")
+    if population.ndim != 2:
+        raise ValueError(f"population must have shape (networks, {EVALUATOR_WEIGHTS}); got {population.shape}")
+    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")
+    n = population.shape[0]
     results = np.zeros((n, n), dtype=np.int8)
     for i in range(n):
         for j in range(n):
@@ -257,7 +271,11 @@ def round_robin_totals(results: np.ndarray) -> np.ndarray:
 
 def rank_population(totals: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
     """Positions of the networks from the highest total down; equal totals in the order of random keys (chapter 14)."""
-    return np.lexsort((tie_keys, -np.asarray(totals)), axis=-1)
+    totals, tie_keys = np.asarray(totals), np.asarray(tie_keys)
+    if totals.dtype.kind not in "iuf" or tie_keys.dtype.kind not in "iuf" or totals.shape != tie_keys.shape:
+        raise ValueError(f"totals and tie_keys must be arrays of numbers of one shape; got {totals!r:.60} and "
+                         f"{tie_keys!r:.60}")  # fmt: skip
+    return np.lexsort((tie_keys, -totals), axis=-1)
 
 
 @dataclass(frozen=True)
@@ -303,10 +321,11 @@ class AlKhateebConfig:
 
     @classmethod
     def from_dict(cls, record: dict) -> AlKhateebConfig:
-        """The configuration written by :meth:`as_dict`."""
+        """The configuration written by :meth:`as_dict`; ``ValueError`` saying what is wrong if it is not one."""
+        check_instance(record, dict, "record", "a dict written by AlKhateebConfig.as_dict")
         try:
             return cls(**{**record, "player": OnePlySettings(**record["player"])})
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, AttributeError) as error:
             raise ValueError(f"not a co-evolution configuration: {error}") from None
 
 
@@ -333,6 +352,8 @@ class CoevolutionDraws:
 
 def draw_coevolution(rng: np.random.Generator, config: AlKhateebConfig = PAPER_AL_KHATEEB) -> CoevolutionDraws:
     """Draw one generation's random numbers, always in the same order (chapter 14)."""
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
+    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
     shape = (config.parents, EVALUATOR_WEIGHTS)
     return CoevolutionDraws(rng.random(config.population), rng.standard_normal(shape), rng.standard_normal(shape))
 
@@ -394,3 +415,60 @@ def coevolve_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: int = 1,
         steps = np.concatenate([steps[ranked], offspring_steps])
         ids = np.concatenate([ids[ranked], n + g * p + np.arange(p)])
     return ReadableRun(totals, best_weights, best_ids, mean_step, weights, steps)
+
+
+# --- Arguments checked at the door -----------------------------------------------------------------------------
+# Chapter 14 prints the readable functions above as they are, line for line. The checks of their arguments (a
+# ValueError naming a wrong argument, rather than an AttributeError or a TypeError from deep inside) are put
+# around them here, so that the printed code stays the paper's steps. inspect.getsource still shows each function
+# itself (functools.wraps records it as __wrapped__).
+
+
+def _numbers(value: object, name: str) -> None:
+    try:
+        kind = np.asarray(value).dtype.kind
+    except (TypeError, ValueError, OverflowError):
+        kind = "O"
+    if kind not in "biuf":
+        raise ValueError(f"{name} must be an array of numbers; got {value!r:.60}")
+
+
+def _settings(value: object, name: str) -> None:
+    check_instance(value, OnePlySettings, name, "a OnePlySettings")
+
+
+def _config(value: object, name: str) -> None:
+    check_instance(value, AlKhateebConfig, name, "an AlKhateebConfig")
+
+
+def _run_number(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole run number; got {value!r:.60}")
+
+
+def _checked(function: Callable, **checks: Callable[[object, str], None]) -> Callable:
+    """``function`` with ``checks[name](argument, name)`` applied to its arguments first."""
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        try:
+            arguments = signature.bind(*args, **kwargs).arguments
+        except TypeError as error:
+            raise ValueError(f"{function.__name__}: {error}") from None
+        for name, check in checks.items():
+            if name in arguments:
+                check(arguments[name], name)
+        return function(*args, **kwargs)
+
+    return checked
+
+
+evaluate_boards = _checked(evaluate_boards, boards=_numbers)
+move_values = _checked(move_values, board=_numbers, settings=_settings)
+coevolution_game = _checked(coevolution_game, settings=_settings)
+self_adaptive_mutation = _checked(self_adaptive_mutation, weights=_numbers, steps=_numbers,
+                                  step_normals=_numbers, weight_normals=_numbers)  # fmt: skip
+round_robin_totals = _checked(round_robin_totals, results=_numbers)
+coevolve_readable = _checked(coevolve_readable, config=_config, seed=lambda seed, name: check_seed(seed, name),
+                             run=_run_number)  # fmt: skip

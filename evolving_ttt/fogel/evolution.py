@@ -18,7 +18,15 @@ import numpy as np
 
 from evolving_ttt.fogel.engine import endgame, engine_steps, x_turn_square_codes
 from evolving_ttt.fogel.mutation import N_WEIGHTS_PADDED, PAPER_MUTATION, MutationDraws, MutationSettings
-from evolving_ttt.fogel.network import Network, Population, concatenate_populations, random_population
+from evolving_ttt.fogel.network import (
+    MAX_HIDDEN,
+    MIN_HIDDEN,
+    Network,
+    Population,
+    concatenate_populations,
+    hidden_slot_mask,
+    random_population,
+)
 from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME, PAPER_RULES, OpponentRules
 from evolving_ttt.fogel.selection import (
     PAPER_SELECTION,
@@ -28,9 +36,9 @@ from evolving_ttt.fogel.selection import (
     generation_step,
     take_networks,
 )
-from evolving_ttt.game import check_count
+from evolving_ttt.game import check_count, check_instance
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import cached_run
+from evolving_ttt.records import Fields, cached_run, check_path, read_npz, save_npz
 
 
 @dataclass(frozen=True)
@@ -78,16 +86,34 @@ class ExperimentConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> ExperimentConfig:
-        """Inverse of :meth:`as_dict`."""
-        return cls(
-            parents=data["parents"], generations=data["generations"], trials=data["trials"],
-            rules=OpponentRules(**data["rules"]), mutation=MutationSettings(**data["mutation"]),
-            selection=SelectionSettings(**{**data["selection"], "payoff": tuple(data["selection"]["payoff"])}),
-        )  # fmt: skip
+        """Inverse of :meth:`as_dict`; ``ValueError`` saying what is wrong if ``data`` is not such a description."""
+        check_instance(data, dict, "data", "a dict written by ExperimentConfig.as_dict")
+        try:
+            return cls(
+                parents=data["parents"], generations=data["generations"], trials=data["trials"],
+                rules=OpponentRules(**data["rules"]), mutation=MutationSettings(**data["mutation"]),
+                selection=SelectionSettings(**{**data["selection"], "payoff": tuple(data["selection"]["payoff"])}),
+            )  # fmt: skip
+        except KeyError as error:
+            raise ValueError(f"not an experiment configuration: it lacks {error}") from None
+        except (TypeError, AttributeError) as error:
+            raise ValueError(f"not an experiment configuration: {error}") from None
 
 
 PAPER_EXPERIMENT = ExperimentConfig()
 """Fogel's experiment: 50 parents, 800 generations, 20 trials, the paper's rules (chapter 6)."""
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed of a run: a run record stores its seed as a 64-bit integer (chapter 6)."""
+
+
+def check_seed(seed: int, name: str = "seed") -> int:
+    """``seed`` as an ``int``, or ``ValueError`` naming ``name`` unless it is a whole number from 0 to
+    :data:`MAX_SEED` (chapter 6)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be a whole number >= 0; got {seed!r:.60} (the largest seed is 2**63 - 1)")
+    return int(seed)
 
 
 def trial_generators(seed: int, trials: int) -> list[np.random.Generator]:
@@ -96,8 +122,7 @@ def trial_generators(seed: int, trials: int) -> list[np.random.Generator]:
     Trial ``t`` draws only from its own generator, so its run is the same whether it is run alone or
     alongside others.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
+    seed = check_seed(seed)
     return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(check_count(trials, "trials"))]
 
 
@@ -134,16 +159,23 @@ class EvolutionRun:
 
     def best_network(self, trial: int = 0) -> Network:
         """The best final parent of trial number ``trial`` (the one ranked first by the last selection)."""
-        if trial not in self.trial_numbers:
+        if isinstance(trial, bool) or not isinstance(trial, (int, np.integer)) or trial not in self.trial_numbers:
             raise ValueError(f"trial {trial} is not in this run; it holds trials {list(self.trial_numbers)}")
         return self.final_parents.network((self.trial_numbers.index(trial), 0))
 
 
 def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
     """Stack runs of different trials of the same experiment and seed into one (chapter 6)."""
+    if not isinstance(runs, Sequence) or not runs or not all(isinstance(r, EvolutionRun) for r in runs):
+        raise ValueError(f"runs must be a non-empty sequence of EvolutionRuns; got {runs!r:.60}")
     first = runs[0]
     if any(r.config != first.config or r.seed != first.seed for r in runs):
         raise ValueError("only runs of the same configuration and seed can be merged")
+    if len({r.best_networks is None for r in runs}) > 1:
+        raise ValueError("only runs that all kept, or all did not keep, every generation's best network can be merged")
+    trials = [t for r in runs for t in r.trial_numbers]
+    if len(set(trials)) != len(trials):
+        raise ValueError(f"the runs to merge hold the same trial more than once: {trials}")
     return EvolutionRun(
         first.config, first.seed, tuple(t for r in runs for t in r.trial_numbers),
         *(np.concatenate([getattr(r, name) for r in runs]) for name in ("best_score", "mean_score", "mean_hidden")),
@@ -208,9 +240,10 @@ def evolve(
         ``"tcp://10.0.0.5:8786"`` uses a running one (see :class:`evolving_ttt.parallel.TaskRunner`). The
         result is the same bits.
     """
+    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
     keep_freed_memory()
     all_rngs = trial_generators(seed, config.trials)
-    chosen_trials = list(range(config.trials)) if trials is None else [int(t) for t in trials]
+    chosen_trials = list(range(config.trials)) if trials is None else check_numbers(trials, "trials")
     if not chosen_trials or any(not 0 <= t < config.trials for t in chosen_trials):
         raise ValueError(f"trials must be trial numbers from 0 to {config.trials - 1}; got {trials!r}")
     if len(set(chosen_trials)) != len(chosen_trials):
@@ -259,72 +292,182 @@ def evolve(
     )
 
 
+def check_numbers(numbers: Sequence[int], name: str) -> list[int]:
+    """``numbers`` as a list of ``int``, or ``ValueError`` naming ``name`` unless it is a sequence of whole
+    numbers (trial or run numbers) (chapter 6)."""
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (Sequence, np.ndarray)):
+        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
+    if not all(not isinstance(n, bool) and isinstance(n, (int, np.integer)) for n in numbers):
+        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
+    return [int(n) for n in numbers]
+
+
 def _evolve_share(config: ExperimentConfig, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
     """One worker's share of :func:`evolve`: these trials, in this process."""
     return evolve(config, seed, progress, trials, 1, record_best)
 
 
-def estimated_memory(config: ExperimentConfig, workers: int = 1) -> int:
+MEMORY_ESTIMATE_CAP = 2**62
+"""The largest memory estimate given, in bytes: far beyond any machine, so any larger run is refused alike."""
+
+RECORDED_NETWORK_BYTES = 8 * (N_WEIGHTS_PADDED + 1)
+"""Bytes of one padded network kept in a run's record (199 weights and biases, and its hidden count)."""
+
+
+def estimated_memory(config: ExperimentConfig, workers: int = 1, record_best: bool = False) -> int:
     """A generous estimate of the peak memory, in bytes, that :func:`evolve` needs for ``config`` (chapter 6).
 
     Fitted to measured peaks on the project machine (Python 3.11, numpy 2.4): about 60 MB of interpreter
     and tables per process, 20 kB per parent and trial for the games of a generation, and the table of
     selection rivals (:func:`evolving_ttt.fogel.selection.other_networks`), which grows with the square of the
-    population: about 40 bytes per parent squared per process. The command line refuses runs whose estimate
-    exceeds most of the machine's memory instead of failing with a ``MemoryError`` part way.
+    population: about 40 bytes per parent squared per process. The record grows with the generations: three
+    curves of 8 bytes per trial and generation and, with ``record_best``, each generation's best network
+    (:data:`RECORDED_NETWORK_BYTES`); it is counted three times (where it is made, the pieces workers send
+    back or the list of networks before it is joined, and the joined record). The command line refuses runs
+    whose estimate exceeds most of the machine's memory instead of failing with a ``MemoryError`` part way.
+    The estimate is capped at :data:`MEMORY_ESTIMATE_CAP`.
     """
-    processes = max(1, min(int(workers), config.trials))
+    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
+    processes = max(1, min(check_count(workers, "workers"), config.trials))
     trials_per_process = -(-config.trials // processes)
-    per_process = 60e6 + 20e3 * trials_per_process * config.parents + 40.0 * config.parents**2
-    return int(processes * per_process)
+    parents = config.parents
+    per_process = 60_000_000 + 20_000 * trials_per_process * parents + 40 * parents**2
+    per_trial_and_generation = 3 * 8 + (RECORDED_NETWORK_BYTES if record_best else 0)
+    record = 3 * config.trials * config.generations * per_trial_and_generation
+    return min(processes * per_process + record, MEMORY_ESTIMATE_CAP)  # whole numbers: no float overflow
 
 
 POPULATION_FIELDS = ("hidden_weights", "hidden_bias", "output_weights", "output_bias", "hidden_count")
 """The arrays of a :class:`Population`, in order (chapter 6)."""
 
+RUN_FORMAT = "fogel-run"
+"""The ``format`` array of a run record written by :func:`save_run` (chapter 6)."""
+
+RUN_VERSION = 1
+"""The ``version`` of the run record format that :func:`save_run` writes (chapter 6)."""
+
+RUN_KIND = "Fogel run record"
+
+_PADDED_SHAPES = {"hidden_weights": (MAX_HIDDEN, 9), "hidden_bias": (MAX_HIDDEN,), "output_weights": (9, MAX_HIDDEN),
+                  "output_bias": (9,)}  # fmt: skip
+
+
+def check_record_format(fields: Fields, file_format: str, version: int, hint: str = "") -> None:
+    """Check the ``format`` and ``version`` arrays of an ``.npz`` record (chapter 6).
+
+    A record without either is of version 0, written before records named their format, and is read as
+    version 1 (the arrays are the same). ``hint`` is added to the error when the format is another one.
+    """
+    if not fields.has("format") and not fields.has("version"):
+        return
+    found = fields.text("format")
+    if found != file_format:
+        raise fields.fail("format", f"is {found!r}; expected {file_format!r}{hint}")
+    fields.integer("version", version, version)
+
+
+def record_arrays(path: Path, values: dict[str, object], kind: str) -> dict[str, np.ndarray]:
+    """``values`` as the arrays a saver writes, each converted once (``ValueError`` naming the one that cannot)."""
+    arrays = {}
+    for name, value in values.items():
+        try:
+            arrays[name] = np.asarray(value)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(f"{path} was not written: the {kind}'s {name} is not a regular array") from None
+    return arrays
+
+
+def _read_population(fields: Fields, prefix: str, batch: tuple[int, ...]) -> Population:
+    """The population stored as the arrays ``{prefix}_hidden_weights`` ... ``{prefix}_hidden_count``."""
+    counts = fields.array(f"{prefix}_hidden_count", "i", batch, MIN_HIDDEN, MAX_HIDDEN)
+    arrays = {name: fields.numbers(f"{prefix}_{name}", batch + shape) for name, shape in _PADDED_SHAPES.items()}
+    unused = ~hidden_slot_mask(counts)
+    for name, values in (("hidden_weights", arrays["hidden_weights"][unused]),
+                         ("hidden_bias", arrays["hidden_bias"][unused]),
+                         ("output_weights", np.swapaxes(arrays["output_weights"], -1, -2)[unused])):  # fmt: skip
+        if np.any(values != 0):
+            raise fields.fail(f"{prefix}_{name}", "holds weights in hidden slots beyond hidden_count; they must be 0")
+    return Population(*arrays.values(), counts)
+
+
+def _read_run(fields: Fields) -> EvolutionRun:
+    """The run held by ``fields``, every array checked against the configuration (the rules of :func:`load_run`)."""
+    hint = " (an Al-Khateeb record: read it with load_coevolution_run)" if fields.has("run_numbers") else ""
+    check_record_format(fields, RUN_FORMAT, RUN_VERSION, hint)
+    if not fields.has("trial_numbers") and hint:
+        raise fields.fail("trial_numbers", f"is missing: this is not a {RUN_KIND}{hint}")
+    config = fields.settings("config", ExperimentConfig)
+    seed = fields.integer("seed", 0, MAX_SEED)
+    trials = fields.array("trial_numbers", "i", (None,), 0, config.trials - 1)
+    if trials.size == 0 or len(set(trials.tolist())) != trials.size:
+        raise fields.fail("trial_numbers", f"must be distinct trial numbers, at least one; got {trials.tolist()}")
+    T, G, P = trials.size, config.generations, config.parents
+    payoff = config.selection.payoff
+    margin = 1e-9 * GAMES_PER_EVALUATION * max(1.0, *(abs(v) for v in payoff))  # rounding of a sum of 32 payoffs
+    low, high = GAMES_PER_EVALUATION * min(payoff) - margin, GAMES_PER_EVALUATION * max(payoff) + margin
+    best_score, mean_score = (fields.numbers(name, (T, G), low, high) for name in ("best_score", "mean_score"))
+    mean_hidden = fields.numbers("mean_hidden", (T, G), MIN_HIDDEN, MAX_HIDDEN)
+    final_points = fields.array("final_points", "i", (T, P), 0, config.selection.comparisons)
+    final_parents = _read_population(fields, "final", (T, P))
+    recorded = any(fields.has(f"best_{name}") for name in POPULATION_FIELDS)
+    best_networks = _read_population(fields, "best", (T, G)) if recorded else None
+    return EvolutionRun(config, seed, tuple(trials.tolist()), best_score, mean_score, mean_hidden, final_parents,
+                        final_points, best_networks)  # fmt: skip
+
 
 def save_run(run: EvolutionRun, path: str | Path) -> None:
-    """Write a run to a ``.npz`` file: every recorded curve, the final networks and the configuration (chapter 6)."""
-    populations = {"final": run.final_parents, "best": run.best_networks}
-    arrays = {
-        f"{prefix}_{name}": array
-        for prefix, population in populations.items()
-        if population is not None
-        for name, array in zip(POPULATION_FIELDS, population.arrays(), strict=True)
-    }
-    np.savez_compressed(
-        path,
-        config=json.dumps(run.config.as_dict()),
-        seed=run.seed,
-        trial_numbers=np.array(run.trial_numbers),
-        best_score=run.best_score,
-        mean_score=run.mean_score,
-        mean_hidden=run.mean_hidden,
-        final_points=run.final_points,
-        **arrays,
-    )
+    """Write a run to a ``.npz`` file at exactly ``path``, whole or not at all: every recorded curve, the final
+    networks and the configuration (chapter 6); the format is described in :func:`load_run`.
+
+    Raises
+    ------
+    ValueError
+        If ``run`` is not an :class:`EvolutionRun` or breaks a rule of the format (a NaN in a curve, a curve
+        of the wrong shape, a score outside the payoffs' range...): nothing is written then.
+    """
+    check_instance(run, EvolutionRun, "run", "an EvolutionRun")
+    check_instance(run.config, ExperimentConfig, "run.config", "an ExperimentConfig")
+    path = check_path(path)
+    values = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": json.dumps(run.config.as_dict()),
+              "seed": run.seed, "trial_numbers": run.trial_numbers, "best_score": run.best_score,
+              "mean_score": run.mean_score, "mean_hidden": run.mean_hidden,
+              "final_points": run.final_points}  # fmt: skip
+    for prefix, population in (("final", run.final_parents), ("best", run.best_networks)):
+        if population is not None:
+            check_instance(population, Population, f"run's {prefix} networks", "a Population")
+            arrays = zip(POPULATION_FIELDS, population.arrays(), strict=True)
+            values.update({f"{prefix}_{name}": array for name, array in arrays})
+    arrays = record_arrays(path, values, "run")
+    try:
+        _read_run(Fields(path, arrays, RUN_KIND))
+    except ValueError as error:
+        raise ValueError(f"{path} was not written, as its loader would refuse it: {error}") from None
+    save_npz(path, arrays, RUN_KIND)
 
 
 def load_run(path: str | Path) -> EvolutionRun:
-    """Read a run written by :func:`save_run` (chapter 6)."""
-    with np.load(path) as data:
+    """Read a run written by :func:`save_run`, checking every array (chapter 6).
 
-        def population(prefix: str) -> Population | None:
-            if f"{prefix}_hidden_count" not in data:
-                return None
-            return Population(*(data[f"{prefix}_{name}"] for name in POPULATION_FIELDS))
+    The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text ``"fogel-run"``),
+    ``version`` (1), ``config`` (the JSON text of :meth:`ExperimentConfig.as_dict`), ``seed`` (a whole number
+    from 0 to 2**63 - 1), ``trial_numbers`` (T distinct trial numbers of the configuration), ``best_score``,
+    ``mean_score`` (T x generations, within 32 times the lowest and highest payoff), ``mean_hidden``
+    (T x generations, from 1 to 10), ``final_points`` (T x parents whole numbers from 0 to the comparisons),
+    the final parents as ``final_hidden_weights`` (T x parents x 10 x 9), ``final_hidden_bias`` (... x 10),
+    ``final_output_weights`` (... x 9 x 10), ``final_output_bias`` (... x 9) and ``final_hidden_count``
+    (T x parents, from 1 to 10; the hidden slots beyond it hold zeros), and, if the run kept them, every
+    generation's best network as the same five arrays with the prefix ``best_`` and batch (T, generations).
+    Every number is finite. A record without ``format`` and ``version`` (version 0, written before they were
+    added) is read the same way. Other arrays are ignored.
 
-        return EvolutionRun(
-            config=ExperimentConfig.from_dict(json.loads(str(data["config"]))),
-            seed=int(data["seed"]),
-            trial_numbers=tuple(int(t) for t in data["trial_numbers"]),
-            best_score=data["best_score"],
-            mean_score=data["mean_score"],
-            mean_hidden=data["mean_hidden"],
-            final_parents=population("final"),
-            final_points=data["final_points"],
-            best_networks=population("best"),
-        )
+    Raises
+    ------
+    ValueError
+        Naming the file and the array, if the file is missing, empty, damaged or not an ``.npz`` archive, or an
+        array is missing or has the wrong type, shape or values.
+    """
+    path = check_path(path)
+    return _read_run(Fields(path, read_npz(path, RUN_KIND), RUN_KIND))
 
 
 def run_experiment(
@@ -341,15 +484,20 @@ def run_experiment(
     """
     import os
 
+    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
+    seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
+    check_count(workers, "workers")
     return cached_run(
-        "run", {"config": config.as_dict(), "seed": int(seed)}, ".npz",
+        "run", {"config": config.as_dict(), "seed": seed}, ".npz",
         lambda: evolve(config, seed=seed, progress=progress, workers=workers, record_best=True), save_run, load_run,
     )  # fmt: skip
 
 
 def champion_provenance(run: EvolutionRun, trial: int = 0) -> dict:
     """The provenance recorded with a run's champion: experiment, seed, trial and generation (chapter 7)."""
+    check_instance(run, EvolutionRun, "run", "an EvolutionRun")
+    run.best_network(trial)  # ValueError unless the run holds this trial
     return {
         "description": f"Best final parent of trial {trial} (ranked first by the last selection)",
         "seed": run.seed,

@@ -8,15 +8,14 @@ network (chapter 7) closes the module.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.game import EMPTY, X, check_count, check_mark, legal_moves, network_input
-from evolving_ttt.records import read_record
+from evolving_ttt.game import EMPTY, X, check_count, check_instance, check_mark, legal_moves, network_input
+from evolving_ttt.records import Fields, check_path, check_provenance, json_text, read_record, write_checked
 
 MIN_HIDDEN, MAX_HIDDEN = 1, 10
 """Bounds on the number of hidden nodes H (chapter 2)."""
@@ -93,6 +92,7 @@ def network_preactivations(network: Network, board: Sequence[int] | np.ndarray, 
     The network was evolved as X. With ``mark=O`` it sees the board with X and O swapped (its own marks
     as +1), which is how it plays O (chapter 22).
     """
+    check_instance(network, Network, "network", "a Network (th.load_network reads one from a file)")
     inputs = check_mark(mark) * network_input(board)
     hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
     return network.output_weights @ hidden - network.output_bias
@@ -114,6 +114,7 @@ def network_move(network: Network, board: Sequence[int] | np.ndarray, mark: int 
     ValueError
         If the game on ``board`` is over (there is no move to make).
     """
+    check_instance(network, Network, "network", "a Network (th.load_network reads one from a file)")
     moves = legal_moves(board)
     if not moves:
         raise ValueError("the game is over on this board; the network has no move to make")
@@ -186,12 +187,18 @@ class Population:
 
 def hidden_slot_mask(hidden_count: np.ndarray) -> np.ndarray:
     """Boolean mask of used hidden slots, shape ``hidden_count.shape + (10,)`` (chapter 2)."""
-    return np.arange(MAX_HIDDEN) < np.asarray(hidden_count)[..., None]
+    counts = np.asarray(hidden_count)
+    if counts.dtype.kind not in "iu":
+        raise ValueError(f"hidden_count must be whole numbers of hidden nodes; got {hidden_count!r:.60}")
+    return np.arange(MAX_HIDDEN) < counts[..., None]
 
 
 def stack_networks(networks: Iterable[Network]) -> Population:
     """Pad a sequence of networks to 10 hidden slots and stack them into a population (chapter 2)."""
+    check_instance(networks, Iterable, "networks", "a sequence of Networks")
     networks = list(networks)
+    for network in networks:
+        check_instance(network, Network, "networks", "a sequence of Networks")
     n = len(networks)
     population = Population(
         hidden_weights=np.zeros((n, MAX_HIDDEN, 9)),
@@ -211,6 +218,10 @@ def stack_networks(networks: Iterable[Network]) -> Population:
 
 def concatenate_populations(populations: Sequence[Population], axis: int = 0) -> Population:
     """Join populations along a batch axis (negative axes count from the last batch axis) (chapter 2)."""
+    check_instance(populations, Sequence, "populations", "a sequence of Populations")
+    if not populations or not all(isinstance(p, Population) for p in populations):
+        raise ValueError(f"populations must be a non-empty sequence of Populations; got {populations!r:.60}")
+    check_count(axis, "axis", minimum=-len(populations[0].shape))
     axis = axis % len(populations[0].shape)
     return Population(
         *(np.concatenate(group, axis=axis) for group in zip(*(p.arrays() for p in populations), strict=False))
@@ -222,6 +233,7 @@ def random_population(rng: np.random.Generator, size: int) -> Population:
 
     H is uniform on {1, ..., 10}; every used weight and bias is uniform on [-0.5, 0.5].
     """
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator (np.random.default_rng(seed))")
     size = check_count(size, "size")
     hidden_count = rng.integers(MIN_HIDDEN, MAX_HIDDEN + 1, size=size)
     slots = hidden_slot_mask(hidden_count)  # (size, 10)
@@ -249,7 +261,14 @@ def population_preactivations(population: Population, boards: np.ndarray) -> np.
     ``boards`` has shape ``population.shape + (games, 9)``: each network gets its own boards. The
     result has the same shape. Two batched matrix products do all the work.
     """
-    inputs = np.asarray(boards, dtype=float)
+    check_instance(population, Population, "population", "a Population (th.stack_networks makes one from networks)")
+    try:
+        inputs = np.asarray(boards, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"boards must be an array of boards, shape population.shape + (games, 9); "
+                         f"got {boards!r:.60}") from None  # fmt: skip
+    if inputs.shape[:-2] != population.shape or inputs.shape[-1:] != (9,):
+        raise ValueError(f"boards must have shape {population.shape} + (games, 9); got {inputs.shape}")
     hidden = sigmoid(inputs @ np.swapaxes(population.hidden_weights, -1, -2) - population.hidden_bias[..., None, :])
     return hidden @ np.swapaxes(population.output_weights, -1, -2) - population.output_bias[..., None, :]
 
@@ -266,6 +285,7 @@ def population_moves(population: Population, boards: np.ndarray) -> np.ndarray:
     move skips the output sigmoid (and its ``exp``) and takes the argmax of the pre-activations.
     Boards with no empty square get move -1.
     """
+    check_instance(population, Population, "population", "a Population (th.stack_networks makes one from networks)")
     boards = np.asarray(boards)
     scores = np.where(boards == EMPTY, population_preactivations(population, boards), -np.inf)
     moves = np.argmax(scores, axis=-1)
@@ -277,8 +297,10 @@ def batch_rows(batch: tuple[int, ...], index: np.ndarray) -> np.ndarray:
 
     Network ``j`` of population ``b`` is row ``b * n + j`` of the flattened batch (``n = batch[-1]``).
     """
+    if not isinstance(batch, tuple) or not batch or not all(isinstance(n, (int, np.integer)) for n in batch):
+        raise ValueError(f"batch must be a batch shape, a tuple of whole numbers; got {batch!r:.60}")
     index = np.asarray(index)
-    if index.shape[:-1] != batch[:-1]:
+    if index.dtype.kind not in "iu" or index.ndim == 0 or index.shape[:-1] != batch[:-1]:
         raise ValueError(f"index must have shape {batch[:-1]} + (k,); got {index.shape}")
     n = batch[-1]
     return np.arange(0, index[..., 0].size * n, n).reshape(index.shape[:-1] + (1,)) + index
@@ -287,19 +309,35 @@ def batch_rows(batch: tuple[int, ...], index: np.ndarray) -> np.ndarray:
 NETWORK_FORMAT = "fogel-ttt-network"
 """The ``format`` field of a saved network file (chapter 7)."""
 
+NETWORK_VERSION = 1
+"""The ``version`` of the network file format that this code writes and reads (chapter 7)."""
 
-def save_network(network: Network, path: str | Path, **provenance) -> None:
-    """Save a network as human-readable JSON (chapter 7).
+NETWORK_FIELDS = ("format", "version", "hidden_count", "hidden_weights", "hidden_bias", "output_weights", "output_bias")
+"""The fields of a network file; any other field is provenance (chapter 7)."""
+
+
+def save_network(network: Network, path: str | Path, /, **provenance) -> None:
+    """Save a network as human-readable JSON, written whole at exactly ``path`` (chapter 7).
 
     The file holds ``format``, ``version``, ``hidden_count``, the four weight arrays as nested lists
     (``hidden_weights[j][s]``: input square s to hidden node j; ``output_weights[s][j]``: hidden node j
     to output square s; biases are subtracted), and any keyword arguments given as provenance, for
     instance ``seed``, ``trial``, ``generation`` and ``experiment``. Floats are written with all their
     digits, so loading gives back the same network bit for bit.
+
+    Raises
+    ------
+    ValueError
+        If ``network`` is not a :class:`Network`, a provenance keyword is one of the format's own fields
+        (:data:`NETWORK_FIELDS`), or the file would not load (:func:`load_network`): a provenance value that is
+        not JSON, NaN, a number too large or nested too deep. Nothing is written then.
     """
+    check_instance(network, Network, "network", "a Network")
+    path = check_path(path)
+    check_provenance(provenance, NETWORK_FIELDS, "a network")
     record = {
         "format": NETWORK_FORMAT,
-        "version": 1,
+        "version": NETWORK_VERSION,
         "hidden_count": network.hidden_count,
         "hidden_weights": network.hidden_weights.tolist(),
         "hidden_bias": network.hidden_bias.tolist(),
@@ -307,32 +345,32 @@ def save_network(network: Network, path: str | Path, **provenance) -> None:
         "output_bias": network.output_bias.tolist(),
         **provenance,
     }
-    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    write_checked(path, json_text(record, path), load_network, "network file")
 
 
 def load_network(path: str | Path) -> tuple[Network, dict]:
     """Load a network saved by :func:`save_network`; return it with the file's other fields (chapter 7).
 
+    The format (version 1) is a JSON object with ``format`` ``"fogel-ttt-network"``, ``version`` 1,
+    ``hidden_count`` (a whole number H from 1 to 10), ``hidden_weights`` (H lists of 9 numbers),
+    ``hidden_bias`` (H numbers), ``output_weights`` (9 lists of H numbers) and ``output_bias`` (9 numbers), every
+    number a finite JSON number (not a text, not a boolean). Every other field is provenance and is returned
+    as it is.
+
     Raises
     ------
     ValueError
-        If the file is not JSON, is not a network file, or its arrays have the wrong shapes or values,
-        saying which.
+        Naming the file and the field, if the file cannot be read, is not JSON (or holds NaN, numbers too
+        large for a float, nesting deeper than 200), is not a network file of version 1, or a field is missing
+        or has the wrong type, shape or values.
     """
-    path = Path(path)
-    record = read_record(path, NETWORK_FORMAT, "a network file")
-    fields = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
-    missing = [name for name in (*fields, "hidden_count") if name not in record]
-    if missing:
-        raise ValueError(f"{path} lacks the field(s) {missing}")
-    try:
-        network = Network(*(np.array(record[name], dtype=float) for name in fields))
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: {error}") from None
-    if record["hidden_count"] != network.hidden_count:
-        raise ValueError(
-            f"{path}: hidden_count says {record['hidden_count']} "
-            f"but the weights have {network.hidden_count} hidden nodes"
-        )
-    provenance = {k: v for k, v in record.items() if k not in (*fields, "hidden_count", "format", "version")}
+    path = check_path(path)
+    record = read_record(path, NETWORK_FORMAT, "a network file", NETWORK_VERSION)
+    fields = Fields(path, record, "network file")
+    fields.integer("version", NETWORK_VERSION, NETWORK_VERSION)  # not true, not 1.0
+    hidden = fields.integer("hidden_count", MIN_HIDDEN, MAX_HIDDEN)
+    shapes = {"hidden_weights": (hidden, 9), "hidden_bias": (hidden,), "output_weights": (9, hidden),
+              "output_bias": (9,)}  # fmt: skip
+    network = Network(*(fields.numbers(name, shape) for name, shape in shapes.items()))
+    provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
     return network, provenance

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evolving_ttt.game import check_instance
 from evolving_ttt.ling_lam.ga import (
     PAPER_IMPROVED_GA,
     PAPER_TRADITIONAL_GA,
@@ -22,6 +23,7 @@ from evolving_ttt.ling_lam.ga import (
     TraditionalGASettings,
     _progress,
     arithmetic_crossover,
+    check_run_arguments,
     crossover_candidates,
     improved_draw_count,
     mutants,
@@ -34,6 +36,13 @@ from evolving_ttt.ling_lam.ga import (
 
 DRAW_BLOCK = 500
 """Iterations whose random numbers are drawn at once."""
+
+
+def _check_generators(rngs: object) -> None:
+    if isinstance(rngs, (str, bytes)) or not isinstance(rngs, Sequence) or not rngs:
+        raise ValueError(f"rngs must be a non-empty list of numpy.random.Generator; got {type(rngs).__name__}")
+    for rng in rngs:
+        check_instance(rng, np.random.Generator, "each of rngs", "a numpy.random.Generator")
 
 
 def _draw_blocks(rngs: Sequence[np.random.Generator], iterations: int, count: int):
@@ -49,6 +58,8 @@ def improved_ga_lockstep(
     settings: ImprovedGASettings = PAPER_IMPROVED_GA, progress: bool | str = False,
 ) -> GARun:  # fmt: skip
     """:func:`~evolving_ttt.ling_lam.ga.improved_ga` for ``len(rngs)`` runs at once; run s uses ``rngs[s]``."""
+    check_run_arguments(evaluate, n_genes, settings, ImprovedGASettings, progress)
+    _check_generators(rngs)
     S, N, n = len(rngs), settings.population, n_genes
     rows = np.arange(S)
     population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])
@@ -78,6 +89,8 @@ def traditional_ga_lockstep(
     settings: TraditionalGASettings = PAPER_TRADITIONAL_GA, progress: bool | str = False,
 ) -> GARun:  # fmt: skip
     """:func:`~evolving_ttt.ling_lam.ga.traditional_ga` for ``len(rngs)`` runs at once; run s uses ``rngs[s]``."""
+    check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
+    _check_generators(rngs)
     S, N, n = len(rngs), settings.population, n_genes
     rows = np.arange(S)
     population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])

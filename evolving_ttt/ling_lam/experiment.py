@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from functools import cache, partial
 from pathlib import Path
 
@@ -30,6 +33,7 @@ from evolving_ttt.game import (
     board_index,
     board_tables,
     check_count,
+    check_instance,
 )
 from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
 from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS, GARun, ImprovedGASettings, TraditionalGASettings
@@ -51,9 +55,16 @@ from evolving_ttt.ling_lam.network import (
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import (  # the build's run cache, shared by all systems
+from evolving_ttt.records import (  # the build's run cache, shared by all systems; the careful file layer
+    Fields,
     cached_run,
+    check_path,
+    check_provenance,
+    json_text,
+    read_npz,
     read_record,
+    save_npz,
+    write_checked,
 )
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
@@ -111,12 +122,16 @@ class LingLamConfig:
             raise ValueError(f"methods must be a tuple of method names from {tuple(METHODS)}; got {self.methods!r}")
         object.__setattr__(self, "methods", tuple(self.methods))
         methods = self.methods
-        if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
+        if (not methods or any(not isinstance(m, str) or m not in METHODS for m in methods)
+                or len(set(methods)) != len(methods)):
             raise ValueError(f"methods must list distinct methods from {tuple(METHODS)}; got {self.methods!r}")
         check_count(self.seeds, "seeds")
-        check_count(self.iterations, "iterations", 0)
+        check_count(self.iterations, "iterations")
         check_count(self.population, "population", 2)
+        check_count(self.training_seed, "training_seed", 0)
         check_count(self.training_count, "training_count")
+        check_instance(self.improved, ImprovedGASettings, "improved", "an ImprovedGASettings")
+        check_instance(self.traditional, TraditionalGASettings, "traditional", "a TraditionalGASettings")
         if self.order not in HIDDEN_ORDERS:
             raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {self.order!r}")
         if self.replacement not in REPLACEMENT_READINGS:
@@ -126,7 +141,7 @@ class LingLamConfig:
 
     def settings(self, method: str) -> ImprovedGASettings | TraditionalGASettings:
         """The GA settings of ``method`` with this experiment's population, iterations and replacement."""
-        if method not in METHODS:
+        if not isinstance(method, str) or method not in METHODS:
             raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r}")
         if METHODS[method][1] == "improved":
             return ImprovedGASettings(**{**self.improved.as_dict(), "population": self.population,
@@ -142,12 +157,31 @@ class LingLamConfig:
 
     @classmethod
     def from_dict(cls, record: dict) -> LingLamConfig:
-        record = dict(record)
-        record["improved"] = ImprovedGASettings(**record["improved"])
-        record["traditional"] = TraditionalGASettings(**record["traditional"])
+        """The inverse of :meth:`as_dict`. Every setting must be given, except ``methods`` (files written before
+        it existed lack it: the default); unknown settings are an error."""
+        record = _settings_fields(record, cls, "settings", optional=("methods",))
+        record["improved"] = ImprovedGASettings(**_settings_fields(record["improved"], ImprovedGASettings, "improved"))
+        record["traditional"] = TraditionalGASettings(**_settings_fields(record["traditional"], TraditionalGASettings,
+                                                                         "traditional"))  # fmt: skip
         if "methods" in record:
+            if not isinstance(record["methods"], (list, tuple)):
+                raise ValueError(f"methods must be a list of method names; got {record['methods']!r:.60}")
             record["methods"] = tuple(record["methods"])
         return cls(**record)
+
+
+def _settings_fields(record: object, settings_type: type, name: str, optional: tuple[str, ...] = ()) -> dict:
+    """``record`` as a dict after checking that it names every field of ``settings_type`` (but ``optional``)."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{name} must be an object of settings; got {type(record).__name__}")
+    known = {f.name for f in dataclass_fields(settings_type)}
+    unknown = sorted(str(key) for key in set(record) - known)
+    missing = sorted(known - set(record) - set(optional))
+    problems = [f"unknown settings {unknown}"] if unknown else []
+    problems += [f"missing settings {missing}"] if missing else []
+    if problems:
+        raise ValueError(f"{name}: {'; '.join(problems)}")
+    return dict(record)
 
 
 PAPER_LING_LAM = LingLamConfig()
@@ -224,6 +258,16 @@ class TrainingRun:
                 "iterations": self.config.iterations, "experiment": self.config.as_dict()}  # fmt: skip
 
 
+def _check_run_call(method: object, config: object, seed: object, progress: object) -> None:
+    """Raise ``ValueError`` naming the argument of :func:`train` or :func:`run_training` that is wrong."""
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r:.60}")
+    check_instance(config, LingLamConfig, "config", "a LingLamConfig")
+    check_count(seed, "seed", 0)
+    if not isinstance(progress, (bool, str)):
+        raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
+
+
 def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress) -> GARun:
     """One worker's share of :func:`train`: these runs of ``method``, in lockstep in this process."""
     rngs = [method_generators(seed, method, config.seeds)[s] for s in runs]
@@ -241,6 +285,7 @@ def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, pr
     for bit, for any number of workers, or on a Dask cluster (``scheduler``: ``"local"`` or a scheduler's
     address, see :class:`evolving_ttt.parallel.TaskRunner`). The bar follows this process's share of the runs.
     """
+    _check_run_call(method, config, seed, progress)
     config.settings(method)  # checks the method
     label = progress if isinstance(progress, str) else f"{method}: {config.seeds} runs x {config.iterations} iterations"
     parts = run_shared(partial(_train_share, method, config, seed), list(range(config.seeds)), workers, scheduler,
@@ -252,36 +297,113 @@ def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, pr
     )  # fmt: skip
 
 
+TRAINING_RUNS_KIND = "Ling-Lam training runs"
+RUN_ARRAYS = ("config", "seed", "best_fitness", "champions", "champion_fitness", "evaluations", "curve_step")
+"""The arrays of each method in a ``.npz`` file of training runs (``METHOD/NAME``), besides the optional
+``METHOD/population_best``; the archive also holds ``methods``, the methods' names as a JSON list."""
+
+_LONG_NUMBER = re.compile(r"\d{31}")
+_METHOD_LIST = re.compile(r'\[\s*(?:"[a-z-]+"(?:\s*,\s*"[a-z-]+")*)?\s*\]')
+
+
+def _check_runs(runs: object, labels: str) -> None:
+    if not isinstance(runs, dict) or not runs:
+        raise ValueError(f"runs must be a non-empty dict from {labels} to TrainingRun; got {runs!r:.60}")
+    for label, run in runs.items():
+        if not isinstance(label, str):
+            raise ValueError(f"runs must be keyed by {labels} (texts); got the key {label!r:.40}")
+        check_instance(run, TrainingRun, f"runs[{label!r}]", "a TrainingRun (train returns one)")
+
+
+def _training_run(fields: Fields, name: Callable[[str], str], method: str, config: LingLamConfig,
+                  curve_step: int) -> TrainingRun:  # fmt: skip
+    """A run's fields, checked against its settings: the loaders' rules (and so the savers')."""
+    if config.iterations % curve_step:
+        raise fields.fail(name("curve_step"), f"is {curve_step}; it must divide the {config.iterations} iterations")
+    seeds, points = config.seeds, config.iterations // curve_step + 1
+    seed = fields.integer(name("seed"), 0)
+    evaluations = fields.integer(name("evaluations"), 0)
+    best = fields.numbers(name("best_fitness"), (seeds, points), 0.0, 1.0)
+    if np.any(np.diff(best, axis=1) < 0):
+        raise fields.fail(name("best_fitness"), "falls somewhere; it is the best fitness so far")
+    champions = fields.numbers(name("champions"), (seeds, GENES[METHODS[method][0]]), -1.0, 1.0)
+    champion_fitness = fields.numbers(name("champion_fitness"), (seeds,), 0.0, 1.0)
+    if not np.array_equal(champion_fitness, best[:, -1]):
+        raise fields.fail(name("champion_fitness"), "differs from the last column of best_fitness")
+    population_best = None
+    if fields.has(name("population_best")):
+        population_best = fields.numbers(name("population_best"), (seeds, points), 0.0, 1.0)
+        if np.any(population_best > best):
+            raise fields.fail(name("population_best"), "exceeds the best fitness so far")
+    return TrainingRun(method, config, seed, best, champions, champion_fitness, evaluations, curve_step,
+                       population_best)  # fmt: skip
+
+
+def _training_runs(path: Path, data: dict[str, np.ndarray]) -> dict[str, TrainingRun]:
+    """The runs in the arrays of a ``.npz`` file (as :func:`~evolving_ttt.records.read_npz` gives them), checked."""
+    fields = Fields(path, data, TRAINING_RUNS_KIND)
+    listed = fields.text("methods")
+    if not _METHOD_LIST.fullmatch(listed):
+        raise fields.fail("methods", "must be a JSON list of method names")
+    methods = json.loads(listed)
+    if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
+        raise fields.fail("methods", f"must list distinct methods from {tuple(METHODS)}; it lists {methods}")
+    expected = {"methods"} | {f"{m}/{a}" for m in methods for a in (*RUN_ARRAYS, "population_best")}
+    unknown = sorted(set(data) - expected)
+    if unknown:
+        raise fields.fail(unknown[0], f"belongs to no method listed in 'methods' ({methods})")
+    runs = {}
+    for method in methods:
+        if _LONG_NUMBER.search(fields.text(f"{method}/config")):  # as read_json: no number of 31 digits or more
+            raise fields.fail(f"{method}/config", "holds a number of more than 30 digits")
+        config = fields.settings(f"{method}/config", LingLamConfig)
+        curve_step = fields.integer(f"{method}/curve_step", 1)
+        runs[method] = _training_run(fields, lambda n, m=method: f"{m}/{n}", method, config, curve_step)
+    return runs
+
+
 def save_training_runs(runs: dict[str, TrainingRun], path: str | Path) -> None:
-    """Write runs (one per method) to a ``.npz`` file: every curve, the trained networks and the settings."""
-    arrays = {}
+    """Write runs (one per method, keyed by the method) to a ``.npz`` file: every curve, the networks, the settings.
+
+    Written whole or not at all, at exactly ``path`` (no ``.npz`` is added). The arrays are first checked by
+    :func:`load_training_runs`' rules: runs the loader would refuse raise ``ValueError`` and write nothing.
+    """
+    _check_runs(runs, "methods")
+    path = check_path(path)
+    arrays = {"methods": json.dumps(list(runs))}
     for method, run in runs.items():
+        if run.method != method:
+            raise ValueError(f"runs must be keyed by their method; the run under {method!r} is a {run.method!r} run")
         arrays |= {f"{method}/config": json.dumps(run.config.as_dict()), f"{method}/seed": run.seed,
                    f"{method}/best_fitness": run.best_fitness, f"{method}/champions": run.champions,
                    f"{method}/champion_fitness": run.champion_fitness, f"{method}/evaluations": run.evaluations,
                    f"{method}/curve_step": run.curve_step}  # fmt: skip
         if run.population_best is not None:
             arrays[f"{method}/population_best"] = run.population_best
-    np.savez_compressed(path, methods=json.dumps(list(runs)), **arrays)
+    try:
+        arrays = {name: np.asarray(value) for name, value in arrays.items()}
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path} was not written: a run holds something that is not an array ({error})") from None
+    try:
+        _training_runs(path, arrays)
+    except ValueError as error:
+        raise ValueError(f"{path} was not written: its loader would refuse it ({error})") from None
+    save_npz(path, arrays, TRAINING_RUNS_KIND)
 
 
 def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
-    """Read runs written by :func:`save_training_runs`."""
-    with np.load(path) as data:
-        return {
-            method: TrainingRun(
-                method,
-                LingLamConfig.from_dict(json.loads(str(data[f"{method}/config"]))),
-                int(data[f"{method}/seed"]),
-                data[f"{method}/best_fitness"],
-                data[f"{method}/champions"],
-                data[f"{method}/champion_fitness"],
-                int(data[f"{method}/evaluations"]),
-                int(data[f"{method}/curve_step"]),
-                data[f"{method}/population_best"] if f"{method}/population_best" in data else None,
-            )  # fmt: skip
-            for method in json.loads(str(data["methods"]))
-        }
+    """Read runs written by :func:`save_training_runs`, checking every array.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the array: a missing, empty, truncated or damaged file, a method that is not
+        known, settings that are not valid, a curve whose shape does not follow the settings (seeds, and
+        iterations / curve_step + 1 points), fitness outside [0, 1] or not finite, a negative count, or genes
+        outside [-1, 1].
+    """
+    path = check_path(path)
+    return _training_runs(path, read_npz(path, TRAINING_RUNS_KIND))
 
 
 def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
@@ -292,6 +414,7 @@ def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int 
     a finished run is saved there under a name derived from its method, settings and seed, and a later
     call with the same arguments reads it back.
     """
+    _check_run_call(method, config, seed, progress)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     return cached_run(
         "ling-lam", {"method": method, "config": config.as_dict(), "seed": int(seed)}, ".npz",
@@ -308,32 +431,46 @@ SUMMARY_CURVE_STEP = 500
 """Iterations between the points of the curves kept in a summary file (``ling-lam --data-dir``)."""
 
 
+RUNS_FIELDS = ("format", "version", "curve_step", "methods")
+"""The fields of a summary file of its own; any other top-level field is provenance."""
+
+RUN_ENTRY_FIELDS = ("method", "experiment", "seed", "evaluations", "champion_fitness", "champions", "best_fitness")
+"""The fields of each run of a summary file."""
+
+
 def save_runs_summary(
     runs: dict[str, TrainingRun], path: str | Path, curve_step: int = SUMMARY_CURVE_STEP, **provenance
 ) -> None:
     """Save the record of full training runs as JSON, small enough for the book's data folder.
 
-    ``runs`` maps a label (the method's name, or for instance the reading it tests) to a run. Fields:
+    ``runs`` maps a label (the method's name, or for instance the reading it tests) to a run (a full run, or a
+    run read from a summary whose ``curve_step`` divides this one). Fields:
     ``format`` (``"ling-lam-runs"``), ``version`` (1), ``curve_step``, the provenance given as keyword
-    arguments (for instance the command that made the runs), and ``methods``: for each label its ``method``
+    arguments (for instance the command that made the runs; it may not use the four names of the format's own
+    fields), and ``methods``: for each label its ``method``
     (:data:`METHODS`), ``experiment`` (the settings), ``seed``, ``evaluations`` per run,
     ``champion_fitness`` (one per run), ``champions`` (the trained networks' genes, one list per run) and
     ``best_fitness`` (per run, the best fitness so far at iterations 0, curve_step, 2 curve_step, ...).
-    Numbers are written with all their digits, so loading gives back the same values bit for bit.
+    Numbers are written with all their digits, so loading gives back the same values bit for bit. Written
+    whole or not at all, at exactly ``path``, once :func:`load_runs_summary` has read it back.
     """
+    _check_runs(runs, "labels")
+    path = check_path(path)
     curve_step = check_count(curve_step, "curve_step")
+    check_provenance(provenance, RUNS_FIELDS, "a runs file")
     methods = {}
     for label, run in runs.items():
-        if run.curve_step != 1:
-            raise ValueError("save_runs_summary needs full runs (curve_step 1)")
+        if curve_step % run.curve_step:
+            raise ValueError(f"curve_step {curve_step} must be a multiple of the curve_step of run {label!r} "
+                             f"({run.curve_step}; a full run has 1)")  # fmt: skip
         if run.config.iterations % curve_step:
             raise ValueError(f"curve_step {curve_step} must divide the {run.config.iterations} iterations")
         methods[label] = {"method": run.method, "experiment": run.config.as_dict(), "seed": run.seed,
                           "evaluations": run.evaluations,
                            "champion_fitness": run.champion_fitness.tolist(), "champions": run.champions.tolist(),
-                           "best_fitness": run.best_fitness[:, ::curve_step].tolist()}  # fmt: skip
+                           "best_fitness": run.best_fitness[:, :: curve_step // run.curve_step].tolist()}  # fmt: skip
     record = {"format": RUNS_FILE_FORMAT, "version": 1, "curve_step": curve_step, **provenance, "methods": methods}
-    Path(path).write_text(json.dumps(record) + "\n")
+    write_checked(path, json_text(record, path, indent=None), load_runs_summary, "Ling-Lam runs file")
 
 
 def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
@@ -342,36 +479,28 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
     Raises
     ------
     ValueError
-        If the file is not JSON or not such a file, or a field is missing or inconsistent, saying which.
+        Naming the file and the field: not JSON, not such a file, another version, a missing field, an
+        unknown method, invalid settings, a curve_step below 1 or not dividing the iterations, a curve whose
+        shape does not follow the settings, fitness outside [0, 1], a negative count, or genes outside [-1, 1].
     """
-    path = Path(path)
-    record = read_record(path, RUNS_FILE_FORMAT, "a Ling-Lam runs file")
-    if not isinstance(record.get("methods"), dict) or not isinstance(record.get("curve_step"), int):
-        raise ValueError(f"{path} needs the fields methods (an object) and curve_step (a whole number)")
+    path = check_path(path)
+    kind = "a Ling-Lam runs file"
+    record = read_record(path, RUNS_FILE_FORMAT, kind)
+    top = Fields(path, record, kind)
+    curve_step = top.integer("curve_step", 1)
+    entries = top.get("methods")
+    if not isinstance(entries, dict) or not entries:
+        raise top.fail("methods", "must be a non-empty object from labels to runs")
     runs = {}
-    for label, entry in record["methods"].items():
-        try:
-            missing = [k for k in ("method", "experiment", "seed", "evaluations", "champion_fitness", "champions",
-                                   "best_fitness") if k not in entry]  # fmt: skip
-            if missing:
-                raise ValueError(f"lacks the field(s) {missing}")
-            method = entry["method"]
-            if method not in METHODS:
-                raise ValueError(f"unknown method {method!r}")
-            config = LingLamConfig.from_dict(entry["experiment"])
-            champions = check_genes(np.array(entry["champions"], dtype=float), GENES[METHODS[method][0]], "champions")
-            fitness_values = np.array(entry["champion_fitness"], dtype=float)
-            curves = np.array(entry["best_fitness"], dtype=float)
-            points = config.iterations // record["curve_step"] + 1
-            if champions.shape[0] != config.seeds or fitness_values.shape != (config.seeds,):
-                raise ValueError(f"needs {config.seeds} champions and fitnesses (one per seed)")
-            if curves.shape != (config.seeds, points):
-                raise ValueError(f"best_fitness must have shape ({config.seeds}, {points}); got {curves.shape}")
-            runs[label] = TrainingRun(method, config, int(entry["seed"]), curves, champions, fitness_values,
-                                       int(entry["evaluations"]), record["curve_step"])  # fmt: skip
-        except (TypeError, ValueError, KeyError) as error:
-            raise ValueError(f"{path}, {label}: {error}") from None
-    provenance = {k: v for k, v in record.items() if k not in ("format", "version", "curve_step", "methods")}
+    for label, entry in entries.items():
+        fields = Fields(path, entry, f"{kind}, {label}")
+        unknown = sorted(set(fields.data) - set(RUN_ENTRY_FIELDS))
+        if unknown:
+            raise fields.fail(unknown[0], "is not a field of a run")
+        method = fields.text("method", tuple(METHODS))
+        config = fields.settings("experiment", LingLamConfig)
+        runs[label] = _training_run(fields, lambda n: n, method, config, curve_step)
+    provenance = {k: v for k, v in record.items() if k not in RUNS_FIELDS}
     return runs, provenance
 
 
@@ -402,44 +531,66 @@ class TrainedNetwork:
         return int(network_move_table(self)[board_index(np.asarray(board))])
 
 
+NETWORK_FIELDS = ("format", "version", "kind", "order", "layout", "genes")
+"""The fields of a network file of its own; any other field is provenance."""
+
+
+def _layout_record(kind: str) -> dict[str, list[int]]:
+    return {name: [where.start, where.stop] for name, where in LAYOUTS[kind].items()}
+
+
 def save_trained_network(network: TrainedNetwork, path: str | Path, **provenance) -> None:
     """Save a trained network as JSON.
 
     Fields: ``format`` (``"ling-lam-network"``), ``version`` (1), ``kind``, ``order`` (the NNDTF's hidden
     order), ``layout`` (each parameter's ``[start, stop)`` in the gene list), ``genes`` (114 numbers for an
     NNDTF, 89 for the baseline, all in [-1, 1], written with all their digits), and the provenance given
-    as keyword arguments (fitness, seed, run, iterations, experiment).
+    as keyword arguments (fitness, seed, run, iterations, experiment; it may not use the names of the six
+    fields above). Written whole or not at all, at exactly ``path``, once :func:`load_trained_network` has
+    read it back.
     """
+    check_instance(network, TrainedNetwork, "network", "a TrainedNetwork")
+    check_genes(network.genes, GENES[network.kind], "network.genes")  # an array can change after the check
+    path = check_path(path)
+    check_provenance(provenance, NETWORK_FIELDS, "a network file")
     record = {
         "format": NETWORK_FILE_FORMAT, "version": 1, "kind": network.kind, "order": network.order,
-        "layout": {name: [where.start, where.stop] for name, where in LAYOUTS[network.kind].items()},
-        "genes": network.genes.tolist(), **provenance,
+        "layout": _layout_record(network.kind), "genes": np.asarray(network.genes).tolist(), **provenance,
     }  # fmt: skip
-    Path(path).write_text(json.dumps(record, indent=1) + "\n")
+    write_checked(path, json_text(record, path), load_trained_network, "Ling-Lam network file")
 
 
 def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     """Load a network saved by :func:`save_trained_network`; return it and the file's provenance.
 
+    The provenance that :meth:`TrainingRun.provenance` writes is checked when present: ``fitness`` in [0, 1],
+    ``seed``, ``run`` and ``iterations`` whole numbers, ``experiment`` valid settings.
+
     Raises
     ------
     ValueError
-        If the file is not JSON or not such a file, or a field is missing or wrong, saying which.
+        Naming the file and the field: not JSON, not such a file, another version, a missing field, an
+        unknown kind or order, a layout that is not the kind's, genes that are not numbers (texts and
+        true/false included), not finite, outside [-1, 1] or not as many as the kind has.
     """
-    path = Path(path)
-    record = read_record(path, NETWORK_FILE_FORMAT, "a Ling-Lam network file")
-    missing = [name for name in ("kind", "order", "genes") if name not in record]
-    if missing:
-        raise ValueError(f"{path} lacks the field(s) {missing}")
-    if record["kind"] not in NETWORK_KINDS:
-        raise ValueError(f"{path}: kind must be one of {NETWORK_KINDS}; got {record['kind']!r}")
-    try:
-        genes = np.array(record["genes"], dtype=float)
-        network = TrainedNetwork(record["kind"], genes, record["order"])
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{path}: {error}") from None
-    provenance = {k: v for k, v in record.items() if k not in ("format", "version", "kind", "order", "layout", "genes")}
-    return network, provenance
+    path = check_path(path)
+    kind_name = "a Ling-Lam network file"
+    record = read_record(path, NETWORK_FILE_FORMAT, kind_name)
+    fields = Fields(path, record, kind_name)
+    kind = fields.text("kind", NETWORK_KINDS)
+    order = fields.text("order", HIDDEN_ORDERS)
+    if fields.get("layout") != _layout_record(kind):
+        raise fields.fail("layout", f"is not the layout of a {kind} network: {_layout_record(kind)}")
+    genes = fields.numbers("genes", (GENES[kind],), -1.0, 1.0)
+    if fields.has("fitness"):
+        fields.number("fitness", 0.0, 1.0)
+    for name, low in (("seed", 0), ("run", 0), ("iterations", 1)):
+        if fields.has(name):
+            fields.integer(name, low)
+    if fields.has("experiment"):
+        fields.settings("experiment", LingLamConfig)
+    provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
+    return TrainedNetwork(kind, genes, order), provenance
 
 
 def network_move_table(network: TrainedNetwork) -> np.ndarray:
@@ -447,6 +598,7 @@ def network_move_table(network: TrainedNetwork) -> np.ndarray:
 
     The mover sees the board with the colours swapped when it is O, so a network trained as X plays O.
     """
+    check_instance(network, TrainedNetwork, "network", "a TrainedNetwork (load_trained_network gives one)")
     return _move_table(network.kind, network.genes.tobytes(), network.order)
 
 
@@ -464,6 +616,7 @@ def _move_table(kind: str, genes_bytes: bytes, order: str) -> np.ndarray:
 
 def network_policy(network: TrainedNetwork, mark: int) -> np.ndarray:
     """A trained network as a policy table (19683, 9) for ``mark`` (see :mod:`evolving_ttt.outcomes`)."""
+    check_instance(network, TrainedNetwork, "network", "a TrainedNetwork (load_trained_network gives one)")
     rows = boards_to_move(mark)
     table = np.zeros(POLICY_SHAPE)
     table[rows, network_move_table(network)[rows]] = 1.0
@@ -508,4 +661,6 @@ def estimated_memory(config: LingLamConfig, methods: int = 2) -> int:
     for its populations and positions and 100 bytes per iteration for its curves, for each method held at the
     end. The command line refuses runs whose estimate exceeds most of the machine's memory.
     """
+    check_instance(config, LingLamConfig, "config", "a LingLamConfig")
+    check_count(methods, "methods")
     return int(60e6 + methods * config.seeds * (2.7e6 + 100 * config.iterations))

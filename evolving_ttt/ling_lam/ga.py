@@ -17,13 +17,14 @@ loop over iterations) and the lockstep engine (many runs at once) share them:
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from evolving_ttt.game import check_count, check_probability
+from evolving_ttt.game import check_count, check_instance, check_probability
 
 LOWER, UPPER = -1.0, 1.0
 """The bounds of every gene (the paper's para_min and para_max)."""
@@ -55,7 +56,7 @@ class ImprovedGASettings:
 
     def __post_init__(self) -> None:
         check_count(self.population, "population", 2)
-        check_count(self.iterations, "iterations", 0)
+        check_count(self.iterations, "iterations")
         check_probability(self.w, "w")
         check_probability(self.acceptance, "acceptance (p_a)")
         check_probability(self.subset_probability, "subset_probability")
@@ -83,11 +84,12 @@ class TraditionalGASettings:
 
     def __post_init__(self) -> None:
         check_count(self.population, "population", 2)
-        check_count(self.iterations, "iterations", 0)
+        check_count(self.iterations, "iterations")
         check_probability(self.crossover, "crossover (p_c)")
         check_probability(self.mutation, "mutation (p_m)")
-        if not self.shape >= 0:
-            raise ValueError(f"shape must be a number >= 0; got {self.shape!r}")
+        if (isinstance(self.shape, bool) or not isinstance(self.shape, (int, float, np.integer, np.floating))
+                or not math.isfinite(self.shape) or self.shape < 0):
+            raise ValueError(f"shape must be a finite number >= 0; got {self.shape!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -245,6 +247,18 @@ class GARun:
     evaluations: int
 
 
+def check_run_arguments(evaluate: object, n_genes: object, settings: object, settings_type: type,
+                        progress: object) -> None:
+    """Raise ``ValueError`` naming the argument of a GA run that has the wrong type (:func:`improved_ga` and kin)."""
+    if not callable(evaluate):
+        raise ValueError(f"evaluate must be a function from chromosomes (k, n) to fitness (k,); got {evaluate!r:.60}")
+    check_count(n_genes, "n_genes")
+    article = "an" if settings_type.__name__[0] in "AEIOU" else "a"
+    check_instance(settings, settings_type, "settings", f"{article} {settings_type.__name__}")
+    if not isinstance(progress, (bool, str)):
+        raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
+
+
 def _progress(steps, progress: bool | str, label: str):
     if not progress:
         return steps
@@ -263,6 +277,8 @@ def improved_ga(
     Each iteration: two parents by roulette; the fittest of the four crossover candidates is the offspring;
     its three mutants compete for the places of the least fit members (:func:`replace_worst`).
     """
+    check_run_arguments(evaluate, n_genes, settings, ImprovedGASettings, progress)
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
     population = random_chromosomes(rng, settings.population, n_genes)
     fitness = evaluate(population)
     best = np.empty(settings.iterations + 1)
@@ -289,6 +305,8 @@ def traditional_ga(
 
     If the roulette picks the same member twice, the second child takes its place.
     """
+    check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
     population = random_chromosomes(rng, settings.population, n_genes)
     fitness = evaluate(population)
     best, population_best = np.empty(settings.iterations + 1), np.empty(settings.iterations + 1)

@@ -25,6 +25,7 @@ from evolving_ttt.game import (
     board_index,
     board_tables,
     check_count,
+    check_instance,
     is_game_over,
     legal_moves,
     play,
@@ -78,7 +79,10 @@ SQUARES_BY_GRID_NUMBER = np.argsort(GRID_NUMBERS)
 
 def check_genes(genes: np.ndarray, count: int, name: str = "genes") -> np.ndarray:
     """Check that ``genes`` is a float array whose last axis has ``count`` values in [-1, 1]."""
-    genes = np.asarray(genes, dtype=float)
+    try:
+        genes = np.asarray(genes, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers; got {type(genes).__name__} {genes!r:.60}") from None
     if genes.ndim == 0 or genes.shape[-1] != count:
         raise ValueError(f"{name} must have {count} values along the last axis; got shape {genes.shape}")
     if not np.all((genes >= -1.0) & (genes <= 1.0)):
@@ -267,6 +271,10 @@ def ling_lam_outputs(kind: str, genes: np.ndarray, inputs: np.ndarray, order: st
 
 def ling_lam_player(kind: str, genes: np.ndarray, order: str = "simultaneous") -> Callable[[np.ndarray], int]:
     """A player (board -> square) for either side: O sees the board with the colours swapped (X = 1 is itself)."""
+    if kind not in NETWORK_KINDS:
+        raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
+    if order not in HIDDEN_ORDERS:
+        raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
     genes = check_genes(genes, NNDTF_GENES if kind == "nndtf" else BASELINE_GENES)
 
     def move(board: np.ndarray) -> int:
@@ -335,6 +343,7 @@ def training_positions(seed: int = 2011, count: int = 100, source: str = "random
       distinct positions against a random O, too few for 100.)
     """
     count = check_count(count, "count")
+    check_count(seed, "seed", 0)
     if source not in TRAINING_SOURCES:
         raise ValueError(f"source must be one of {TRAINING_SOURCES}; got {source!r}")
     rng = np.random.default_rng(seed)
@@ -354,6 +363,7 @@ def training_positions(seed: int = 2011, count: int = 100, source: str = "random
 
 def fitness(outputs: np.ndarray, training: TrainingSet) -> np.ndarray:
     """Equation (31): the heuristic's scores of the chosen squares summed, over the best scores summed; (...,)."""
+    check_instance(training, TrainingSet, "training", "a TrainingSet (training_positions makes one)")
     # The speed trick: one flat index into the (P, 17) table instead of a pair of index arrays.
     steps = output_steps(outputs) + np.arange(len(training.boards)) * training.score_by_step.shape[1]
     return training.score_by_step.ravel().take(steps).sum(axis=-1) / training.best_total  # the moves' scores

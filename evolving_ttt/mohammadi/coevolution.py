@@ -26,10 +26,21 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from deap import gp
 
-from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_tables, check_count, check_probability
+from evolving_ttt.game import (
+    MARK_DIGIT,
+    POWERS_OF_3,
+    O,
+    X,
+    board_tables,
+    check_count,
+    check_instance,
+    check_probability,
+)
 from evolving_ttt.mohammadi.programs import (
     PRIMITIVES,
+    PROGRAM_HEIGHT_LIMIT,
     ProgramPlayer,
+    check_program,
     check_taken,
     parse_program,
     playat_count,
@@ -43,6 +54,7 @@ from evolving_ttt.mohammadi.programs import (
 @contextlib.contextmanager
 def deap_random(rng: np.random.Generator) -> Iterator[None]:
     """Run DEAP's random choices from ``rng``: seed Python's ``random`` from it, restore it afterwards (chapter 18)."""
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
     saved = random.getstate()
     random.seed(int(rng.integers(2**63)))
     try:
@@ -88,6 +100,8 @@ class MohammadiConfig:
         Initial trees are grown (DEAP's ``genGrow``) with a height of at most this.
     depth_limit
         No child taller than this survives crossover or mutation (DEAP's ``staticLimit``; the parent is kept).
+        At most :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT` (100), the tallest program the
+        book reads back.
     mutation_depth
         Subtrees that mutation inserts are grown with a height of at most this.
     playat_bonus, move_bonus
@@ -135,6 +149,9 @@ class MohammadiConfig:
         check_probability(self.mutation, "mutation")
         check_count(self.initial_depth, "initial_depth")
         check_count(self.depth_limit, "depth_limit")
+        if self.depth_limit > PROGRAM_HEIGHT_LIMIT:
+            raise ValueError(f"depth_limit must be at most {PROGRAM_HEIGHT_LIMIT} (the tallest program the book "
+                             f"reads back); got {self.depth_limit}")  # fmt: skip
         if self.depth_limit < self.initial_depth:
             raise ValueError(f"depth_limit ({self.depth_limit}) must be at least initial_depth ({self.initial_depth})")
         check_count(self.mutation_depth, "mutation_depth", minimum=0)
@@ -162,10 +179,15 @@ class MohammadiConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> MohammadiConfig:
-        """The inverse of :meth:`as_dict`; unknown keys are an error."""
+        """The inverse of :meth:`as_dict`; unknown and missing keys are an error (a file states every setting)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"data must be a dict of settings; got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}")
+            raise ValueError(f"unknown settings {sorted(map(str, unknown))}")
+        missing = set(cls.__dataclass_fields__) - set(data)
+        if missing:
+            raise ValueError(f"missing settings {sorted(missing)}")
         return cls(**data)
 
 
@@ -190,6 +212,8 @@ def random_programs(rng: np.random.Generator, count: int, max_depth: int = 20) -
     """
     check_count(count, "count", minimum=0)
     check_count(max_depth, "max_depth")
+    if max_depth > PROGRAM_HEIGHT_LIMIT:
+        raise ValueError(f"max_depth must be at most {PROGRAM_HEIGHT_LIMIT}; got {max_depth}")
     with deap_random(rng):
         return [gp.PrimitiveTree(gp.genGrow(PRIMITIVES, 1, max_depth)) for _ in range(count)]
 
@@ -232,6 +256,11 @@ def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: 
     copied otherwise; then each child is mutated with probability ``config.mutation``. The parents are
     not changed.
     """
+    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    if isinstance(parents, (str, bytes)) or not isinstance(parents, Sequence):
+        raise ValueError(f"parents must be a list of programs; got {type(parents).__name__}")
+    for parent in parents:
+        check_program(parent, "each parent")
     crossover, mutation = variation_operators(config)
     children = [gp.PrimitiveTree(list(parent)) for parent in parents]
     with deap_random(rng):
@@ -264,6 +293,12 @@ class Games:
     o_moves: np.ndarray
 
 
+def _check_tables(tables: object) -> None:
+    if not isinstance(tables, np.ndarray) or tables.ndim != 2 or tables.shape[1] != len(board_tables().boards):
+        raise ValueError(f"tables must be an array of move tables, one row of {len(board_tables().boards)} per "
+                         f"program; got {type(tables).__name__} {getattr(tables, 'shape', '')}")  # fmt: skip
+
+
 def play_games(tables: np.ndarray, x_players: np.ndarray, o_players: np.ndarray) -> Games:
     """Play game ``k`` between program ``x_players[k]`` (X) and ``o_players[k]`` (O), all at once (chapter 18).
 
@@ -271,6 +306,7 @@ def play_games(tables: np.ndarray, x_players: np.ndarray, o_players: np.ndarray)
     advances one ply per step: a lookup of the mover's square on the current board index, the lowest empty
     square where the program makes no move, and the index updated by the mark's digit.
     """
+    _check_tables(tables)
     boards = board_tables()
     x_players, o_players = np.asarray(x_players), np.asarray(o_players)
     index = np.zeros(len(x_players), dtype=np.int64)
@@ -348,6 +384,9 @@ def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiConfi
 
     Returns ``(a_points, b_points, a_results, b_results)`` as :func:`play_double_games` scores them.
     """
+    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_program(a, "a")
+    check_program(b, "b")
     players = {"a": ProgramPlayer(a, config.taken), "b": ProgramPlayer(b, config.taken)}
     results = {"a": [], "b": []}
     moves = {"a": 0, "b": 0}
@@ -385,6 +424,11 @@ def sample_groups(rng: np.random.Generator, population: int, group_size: int) ->
     Drawn from the ``population - 1`` others (numbers at or above ``i`` shift up by one, so ``i`` never
     meets itself) (chapter 18).
     """
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
+    check_count(population, "population", minimum=2)
+    check_count(group_size, "group_size")
+    if group_size >= population:
+        raise ValueError(f"group_size must be below the population ({population}); got {group_size}")
     draws = np.stack([rng.choice(population - 1, size=group_size, replace=False) for _ in range(population)])
     return draws + (draws >= np.arange(population)[:, None])
 
@@ -422,6 +466,11 @@ def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, conf
 
     The chains are independent, so step ``r`` of all of them is one batch of double games.
     """
+    _check_tables(tables)
+    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    if not isinstance(groups, np.ndarray) or groups.ndim != 2 or len(groups) != len(tables):
+        raise ValueError(f"groups must be an array (programs, group size) of opponents, one row per table; got "
+                         f"{type(groups).__name__} {getattr(groups, 'shape', '')}")  # fmt: skip
     n, k = groups.shape
     holder = np.arange(n)
     points = np.zeros(n)
@@ -493,4 +542,6 @@ class TableCache:
 
 def programs_from_texts(texts: Sequence[str]) -> list[gp.PrimitiveTree]:
     """Parse a list of program texts (as runs store them) (chapter 18)."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise ValueError(f"texts must be a list of program texts; got {type(texts).__name__}")
     return [parse_program(text) for text in texts]

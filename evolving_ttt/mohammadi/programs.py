@@ -79,12 +79,71 @@ PRIMITIVES = make_primitive_set()
 # --- Text form: printing and parsing ------------------------------------------------------------------------
 
 
+PROGRAM_HEIGHT_LIMIT = 100
+"""The tallest program the book reads, prints or plays: height (depth of the deepest node) at most 100 (chapter 18).
+
+Five times the paper's depth limit of 20 (:class:`~evolving_ttt.mohammadi.coevolution.MohammadiConfig` refuses a
+``depth_limit`` above it). :func:`parse_program` refuses a deeper text with a ``ValueError``, and the interpreters
+refuse a deeper tree, so that no program, however deeply nested its file, can exhaust Python's stack.
+"""
+
+
+def check_program(program: object, name: str = "program", limit: int | None = PROGRAM_HEIGHT_LIMIT) -> gp.PrimitiveTree:
+    """Raise ``ValueError`` naming ``name`` unless ``program`` is one whole tree of :data:`PRIMITIVES` (chapter 18).
+
+    A DEAP ``PrimitiveTree`` whose nodes are the book's functions and terminals with their arities, in prefix
+    order, forming exactly one tree, of height at most ``limit`` (:data:`PROGRAM_HEIGHT_LIMIT`; ``None``: any).
+    Checked in one pass without recursion. Returns the program.
+    """
+    if not isinstance(program, gp.PrimitiveTree):
+        raise ValueError(f"{name} must be a program (a deap.gp.PrimitiveTree; parse_program makes one from text); "
+                         f"got {type(program).__name__} {program!r:.60}")  # fmt: skip
+    if not len(program):
+        raise ValueError(f"{name} is an empty tree; a program has at least one node")
+    open_slots, height = [0], 0  # the depths of the argument slots still to fill
+    for position, node in enumerate(program):
+        if not open_slots:
+            raise ValueError(f"{name} holds nodes after its complete tree (node {position}, "
+                             f"{getattr(node, 'name', node)!r:.40})")  # fmt: skip
+        depth = open_slots.pop()
+        node_name = getattr(node, "name", None)
+        known = isinstance(node_name, str) and (node_name in FUNCTION_ARITIES or node_name in TERMINAL_SQUARES)
+        arity = FUNCTION_ARITIES.get(node_name, 0) if known else -1
+        if not known or getattr(node, "arity", None) != arity:
+            raise ValueError(f"{name}: node {position} ({node_name!r:.40}) is not one of the book's functions or "
+                             "terminals")  # fmt: skip
+        height = max(height, depth)
+        if limit is not None and height > limit:
+            raise ValueError(f"{name} is deeper than {limit} levels (the book's limit, PROGRAM_HEIGHT_LIMIT)")
+        open_slots.extend([depth + 1] * arity)
+    if open_slots:
+        raise ValueError(f"{name} is incomplete: its last function lacks {len(open_slots)} argument(s)")
+    return program
+
+
 def program_to_text(program: gp.PrimitiveTree) -> str:
     """The program on one line, such as ``PLAY-AT(OR(OPEN(pos11), pos00))``; :func:`parse_program` reads it back.
 
-    Introduced in chapter 18.
+    The same text as DEAP's ``str(program)``, written in one pass with an explicit stack (no recursion, and linear
+    time however deep the tree). Introduced in chapter 18.
     """
-    return str(program)
+    check_program(program, limit=None)
+    pieces: list[str] = []
+    open_functions: list[list[int]] = []  # for each function still open: [its arity, arguments begun]
+    for node in program:
+        if open_functions:
+            if open_functions[-1][1]:
+                pieces.append(", ")
+            open_functions[-1][1] += 1
+        if node.arity:
+            pieces.append(f"{node.name}(")
+            open_functions.append([node.arity, 0])
+            continue
+        pieces.append(node.name)
+        while open_functions and open_functions[-1][1] == open_functions[-1][0]:  # its last argument is written
+            pieces.append(")")
+            open_functions.pop()
+    return "".join(pieces)
 
 
 _TOKEN = re.compile(r"\s*(?:([A-Za-z][A-Za-z0-9_-]*)|(\()|(\))|(,)|(\S))")
@@ -93,13 +152,16 @@ _TOKEN = re.compile(r"\s*(?:([A-Za-z][A-Za-z0-9_-]*)|(\()|(\))|(,)|(\S))")
 def parse_program(text: str) -> gp.PrimitiveTree:
     """Read a program written by :func:`program_to_text` (chapter 18).
 
+    Read in one pass with an explicit stack of the functions still open, so that no text, however deeply
+    nested, can exhaust Python's stack; a program taller than :data:`PROGRAM_HEIGHT_LIMIT` is refused.
+
     Raises
     ------
     ValueError
         Saying at which character the text stops being a program, and what was expected there.
     """
     if not isinstance(text, str):
-        raise ValueError(f"a program must be given as text; got {type(text).__name__}")
+        raise ValueError(f"text must be a program's text (a str such as 'PLAY-AT(pos11)'); got {type(text).__name__}")
     tokens = []  # (kind, value, position)
     position = 0
     while position < len(text):
@@ -119,37 +181,46 @@ def parse_program(text: str) -> gp.PrimitiveTree:
     def where() -> str:
         return f"character {tokens[cursor][2]}" if cursor < len(tokens) else "the end of the text"
 
+    def found() -> str:
+        return repr(tokens[cursor][1] or tokens[cursor][0]) if cursor < len(tokens) else "nothing"
+
     def expect(kind: str, what: str) -> None:
         nonlocal cursor
         if cursor >= len(tokens) or tokens[cursor][0] != kind:
-            found = repr(tokens[cursor][1] or tokens[cursor][0]) if cursor < len(tokens) else "nothing"
-            raise ValueError(f"program text: expected {what} at {where()}, found {found}")
+            raise ValueError(f"program text: expected {what} at {where()}, found {found()}")
         cursor += 1
 
-    def node() -> None:
-        nonlocal cursor
+    calls: list[list] = []  # the functions still open: [name, arguments begun]
+    while True:
         if cursor >= len(tokens) or tokens[cursor][0] != "name":
-            found = repr(tokens[cursor][1] or tokens[cursor][0]) if cursor < len(tokens) else "nothing"
-            raise ValueError(f"program text: expected a function or a terminal at {where()}, found {found}")
+            raise ValueError(f"program text: expected a function or a terminal at {where()}, found {found()}")
         name, at = tokens[cursor][1], tokens[cursor][2]
         if name in TERMINAL_SQUARES:
             nodes.append(PRIMITIVES.mapping[name])
             cursor += 1
-            return
-        if name not in FUNCTION_ARITIES:
+        elif name in FUNCTION_ARITIES:
+            if len(calls) >= PROGRAM_HEIGHT_LIMIT:
+                raise ValueError(f"program text: the program is deeper than {PROGRAM_HEIGHT_LIMIT} levels at "
+                                 f"character {at} (the book's limit, PROGRAM_HEIGHT_LIMIT)")  # fmt: skip
+            nodes.append(PRIMITIVES.mapping[name])
+            cursor += 1
+            expect("(", f"'(' after {name}")
+            calls.append([name, 1])
+            continue  # its first argument
+        else:
             known = ", ".join([*FUNCTION_ARITIES, "pos00 ... pos22"])
             raise ValueError(f"program text: unknown name {name!r} at character {at}; expected one of {known}")
-        nodes.append(PRIMITIVES.mapping[name])
-        cursor += 1
-        expect("(", f"'(' after {name}")
-        arity = FUNCTION_ARITIES[name]
-        for argument in range(arity):
-            if argument:
-                expect(",", f"',' before argument {argument + 1} of {name} (it takes {arity})")
-            node()
-        expect(")", f"')' closing {name} (it takes {arity} argument{'s' if arity > 1 else ''})")
-
-    node()
+        while calls:  # a whole argument was read: the next argument, or the end of the function
+            function, begun = calls[-1]
+            arity = FUNCTION_ARITIES[function]
+            if begun < arity:
+                expect(",", f"',' before argument {begun + 1} of {function} (it takes {arity})")
+                calls[-1][1] += 1
+                break
+            expect(")", f"')' closing {function} (it takes {arity} argument{'s' if arity > 1 else ''})")
+            calls.pop()
+        if not calls:
+            break
     if cursor != len(tokens):
         raise ValueError(f"program text: unexpected {tokens[cursor][1] or tokens[cursor][0]!r} after the "
                          f"complete program, at {where()}")  # fmt: skip
@@ -157,7 +228,11 @@ def parse_program(text: str) -> gp.PrimitiveTree:
 
 
 def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:
-    """The program as an indented tree, one node per line, children below their function (chapter 18)."""
+    """The program as an indented tree, one node per line, children below their function (chapter 18).
+
+    The indentation grows with the depth, so the program must be at most :data:`PROGRAM_HEIGHT_LIMIT` deep.
+    """
+    check_program(program)
     lines = []
     depths = [0]
     for node in program:
@@ -170,8 +245,11 @@ def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:
 def program_height(program: gp.PrimitiveTree) -> int:
     """The depth of the deepest node (the root has depth 0): DEAP's ``PrimitiveTree.height``, twice as fast.
 
-    The depth limit checks every child of every generation, so this is on the hot path (chapter 18).
+    The depth limit checks every child of every generation, so this is on the hot path (chapter 18): only the
+    type is checked here (:func:`check_program` checks a whole tree).
     """
+    if not isinstance(program, gp.PrimitiveTree):
+        raise ValueError(f"program must be a deap.gp.PrimitiveTree; got {type(program).__name__}")
     depths, best = [0], 0
     pop, extend = depths.pop, depths.extend
     for node in program:
@@ -185,6 +263,8 @@ def program_height(program: gp.PrimitiveTree) -> int:
 
 def playat_count(program: gp.PrimitiveTree) -> int:
     """How many PLAY-AT nodes the program holds (chapter 18)."""
+    if not isinstance(program, gp.PrimitiveTree):
+        raise ValueError(f"program must be a deap.gp.PrimitiveTree; got {type(program).__name__}")
     return sum(1 for node in program if node.name == "PLAY-AT")
 
 
@@ -222,10 +302,16 @@ def run_program(
     needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
     PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``). If ``path`` is a list, it
     ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 22 shows it).
+    The program must pass :func:`check_program` (at most :data:`PROGRAM_HEIGHT_LIMIT` deep).
     """
-    board = validate_board(board)
-    check_mark(mark)
-    check_taken(taken)
+    check_program(program)
+    if path is not None and not isinstance(path, list):
+        raise ValueError(f"path must be a list (or None); got {type(path).__name__}")
+    return _run_program(program, validate_board(board), check_mark(mark), check_taken(taken), path)
+
+
+def _run_program(program: gp.PrimitiveTree, board: np.ndarray, mark: int, taken: str, path: list[int] | None):
+    """:func:`run_program` on checked arguments (the walk recurses, at most twice per level of the tree)."""
     ends = subtree_ends(program)
     stack = path if path is not None else []
 
@@ -323,13 +409,14 @@ def program_moves(
     """The readable interpreter run on many boards at once; ``-1`` where the program makes no move (chapter 18).
 
     ``boards`` has shape ``(n, 9)`` and ``marks`` shape ``(n,)`` (the side the program plays on each
-    board). The trick: every node is evaluated on exactly the rows where the readable interpreter would
-    evaluate it. A node receives the row numbers that reach it and returns one value per row: a square,
-    :data:`NIL`, or :data:`MOVED` for rows on which a PLAY-AT below it has already played (those rows take
-    no further part, as the readable walk stops there). IF sends each row down one branch only.
-    If ``visited`` (a boolean array, one entry per node) is given, the nodes evaluated on at least one
-    board are set to True in it. ``taken`` is the reading of PLAY-AT on an occupied square.
+    board); the program must pass :func:`check_program`. The trick: every node is evaluated on exactly the
+    rows where the readable interpreter would evaluate it. A node receives the row numbers that reach it and
+    returns one value per row: a square, :data:`NIL`, or :data:`MOVED` for rows on which a PLAY-AT below it
+    has already played (those rows take no further part, as the readable walk stops there). IF sends each
+    row down one branch only. If ``visited`` (a boolean array, one entry per node) is given, the nodes
+    evaluated on at least one board are set to True in it. ``taken`` is the reading of PLAY-AT on an occupied square.
     """
+    check_program(program)
     occupied = NIL if check_taken(taken) == "nil" else None
     boards = np.asarray(boards)
     own = (boards * np.asarray(marks)[:, None]).astype(np.int8)  # +1 the mover's mark, -1 the opponent's
@@ -416,6 +503,8 @@ def prune_program(program: gp.PrimitiveTree, filler: str = "pos00", taken: str =
     subtree it never enters cannot change any move, so a single terminal can stand in for it. The move
     table of the result equals the program's.
     """
+    if filler not in TERMINAL_NAMES:
+        raise ValueError(f"filler must be a terminal, one of {TERMINAL_NAMES}; got {filler!r:.40}")
     index, to_move = playable_boards()
     visited = np.zeros(len(program), dtype=bool)
     program_moves(program, board_tables().boards[index], to_move, visited, taken)
@@ -460,6 +549,8 @@ def program_policy(program: gp.PrimitiveTree | np.ndarray, mark: int, taken: str
     :func:`evolving_ttt.outcomes.policy_table` builds them. ``program`` may also be a move table.
     """
     check_mark(mark)
+    if isinstance(program, np.ndarray) and program.shape != (N_BOARDS,):
+        raise ValueError(f"program must be a program or its move table of shape ({N_BOARDS},); got {program.shape}")
     table = program if isinstance(program, np.ndarray) else program_move_table(program, taken)
     filled = with_fallback(table)
     index, to_move = playable_boards()
@@ -478,17 +569,17 @@ class ProgramPlayer:
     """
 
     def __init__(self, program: gp.PrimitiveTree, taken: str = "square") -> None:
-        self.program = program
+        self.program = check_program(program)
         self.taken = check_taken(taken)
         self._moves: dict[bytes, int | None] = {}
 
     def own_move(self, board: np.ndarray) -> int | None:
         """The program's own move on ``board`` for the side to move, or None (memoised)."""
-        key = np.asarray(board, dtype=np.int8).tobytes()
+        board = validate_board(board)
+        key = board.tobytes()
         if key not in self._moves:
-            board = np.asarray(board, dtype=np.int8)
             mark = X if np.count_nonzero(board == X) == np.count_nonzero(board == O) else O
-            self._moves[key] = run_program(self.program, board, mark, self.taken)
+            self._moves[key] = _run_program(self.program, board, mark, self.taken, None)
         return self._moves[key]
 
     def made_move(self, board: np.ndarray) -> bool:

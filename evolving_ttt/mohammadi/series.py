@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from deap import gp
 
-from evolving_ttt.game import check_count
+from evolving_ttt.game import check_count, check_instance
 from evolving_ttt.mohammadi.coevolution import (
     PAPER_MOHAMMADI,
     MohammadiConfig,
@@ -32,13 +32,14 @@ from evolving_ttt.mohammadi.coevolution import (
 from evolving_ttt.mohammadi.judge import OPPONENTS, choose_candidates, program_exact_results, scripted_judge
 from evolving_ttt.mohammadi.programs import (
     NIL,
+    check_program,
     parse_program,
     playable_boards,
     playat_count,
     program_height,
     program_to_text,
 )
-from evolving_ttt.records import cached_run, read_record
+from evolving_ttt.records import Fields, cached_run, check_path, read_record, write_checked
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",
@@ -103,14 +104,11 @@ class RunRecord:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: dict) -> RunRecord:
-        return cls(
-            population=list(data["population"]), heights=np.array(data["heights"], dtype=int),
-            fitness=np.array(data["fitness"]), wins=np.array(data["wins"]),
-            round_robin=np.array(data["round_robin"]), candidates=np.array(data["candidates"], dtype=int),
-            results={k: np.array(v) for k, v in data["results"].items()}, kept=list(data["kept"]),
-            judge_order=list(data["judge_order"]),
-        )  # fmt: skip
+    def from_dict(cls, data: dict, config: MohammadiConfig = PAPER_MOHAMMADI) -> RunRecord:
+        """The inverse of :meth:`as_dict` for a run of a series with settings ``config``, every field checked as
+        :func:`load_series` checks a file's (``ValueError`` naming the field)."""
+        check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+        return _run_record(Path("data"), data, 1, config)
 
 
 @dataclass
@@ -144,9 +142,8 @@ class SeriesRecord:
 
     @classmethod
     def from_dict(cls, data: dict) -> SeriesRecord:
-        return cls(config=MohammadiConfig.from_dict(data["config"]), seed=int(data["seed"]),
-                   statistics={k: list(v) for k, v in data["statistics"].items()},
-                   runs=[RunRecord.from_dict(r) for r in data["runs"]])  # fmt: skip
+        """The inverse of :meth:`as_dict`, every field checked as :func:`load_series` checks a file's."""
+        return _series_record(Path("data"), data)
 
 
 def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, float]:
@@ -263,6 +260,7 @@ def evolve_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, prog
 
     ``progress``: False for none, True for a tqdm bar, or a string to label it.
     """
+    _check_progress(progress)
     series = Coevolution(config, seed)
     bar = None
     if progress:
@@ -282,18 +280,155 @@ def evolve_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, prog
     return series.record
 
 
+SERIES_FORMAT = "mohammadi-series"
+"""The ``format`` field of a series record (chapter 19); version 1 is the only one (earlier files, without a format
+field, lived only in the run cache, which a change of the package empties)."""
+
+SHARE_STATISTICS = ("root_playat", "single_root_playat", "no_playat", "no_move_rate")
+"""The statistics of :data:`GENERATION_STATISTICS` that are shares, between 0 and 1."""
+
+
+def _check_progress(progress: object) -> None:
+    if not isinstance(progress, (bool, str)):
+        raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
+
+
+def _to_json(data: dict, path: str | Path) -> str:
+    try:
+        return json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path} was not written: what it would hold is not plain JSON ({error})") from None
+
+
 def save_series(record: SeriesRecord, path: str | Path) -> None:
-    """Write a series record as JSON (chapter 19)."""
-    Path(path).write_text(json.dumps(record.as_dict()))
+    """Write a series record as JSON, whole or not at all, at exactly ``path`` (chapter 19).
+
+    Fields: ``format`` (``"mohammadi-series"``), ``version`` (1), then those of :meth:`SeriesRecord.as_dict`:
+    ``config``, ``seed``, ``statistics`` and ``runs``. The record is checked by :func:`load_series`'s rules
+    first: a record the loader would refuse raises ``ValueError`` and writes nothing.
+    """
+    check_instance(record, SeriesRecord, "record", "a SeriesRecord (evolve_series returns one)")
+    path = check_path(path)
+    try:
+        data = record.as_dict()
+    except (AttributeError, TypeError, ValueError) as error:
+        raise ValueError(f"record is not a complete series record ({error})") from None
+    text = _to_json({"format": SERIES_FORMAT, "version": 1, **data}, path)
+    write_checked(path, text, load_series, "series record")
+
+
+def _numbers(fields: Fields, name: str, value: object, ndim: int) -> None:
+    """Refuse anything but (nested lists of) numbers, ``ndim`` deep: no booleans, texts or null (one pass)."""
+    level = [value]
+    for _ in range(ndim):
+        if not all(isinstance(item, list) for item in level):
+            raise fields.fail(name, f"must be a list {ndim} deep of numbers")
+        level = [item for items in level for item in items]
+    if not all(isinstance(item, (int, float)) and not isinstance(item, bool) for item in level):
+        raise fields.fail(name, "must hold only numbers (no true/false, texts or null)")
+
+
+def _integers(fields: Fields, name: str, low: int, high: int, length: int | None = None) -> list[int]:
+    value = fields.get(name)
+    if not isinstance(value, list) or not all(isinstance(k, int) and not isinstance(k, bool) for k in value):
+        raise fields.fail(name, "must be a list of whole numbers")
+    if length is not None and len(value) != length:
+        raise fields.fail(name, f"must hold {length} numbers; it holds {len(value)}")
+    if any(not low <= k <= high for k in value):
+        raise fields.fail(name, f"must hold numbers from {low} to {high}")
+    if len(set(value)) != len(value):
+        raise fields.fail(name, "lists a number twice")
+    return [int(k) for k in value]
+
+
+def _array(fields: Fields, name: str, kind: str, shape: tuple, low: float | None = None, high: float | None = None):
+    if 0 in shape and fields.get(name) == []:  # no candidates: JSON keeps no trace of the other axes
+        return np.zeros(shape, dtype=np.int64 if kind == "i" else float)
+    _numbers(fields, name, fields.get(name), len(shape))
+    return fields.array(name, kind, shape, low, high)
+
+
+RUN_FIELDS = ("population", "heights", "fitness", "wins", "round_robin", "candidates", "results", "kept",
+              "judge_order")  # fmt: skip
+
+
+def _run_record(path: Path, data: object, run: int, config: MohammadiConfig) -> RunRecord:
+    """Run ``run`` of a series file, every field checked against the settings."""
+    fields = Fields(path, data, f"series record, run {run}")
+    unknown = sorted(map(str, set(fields.data) - set(RUN_FIELDS)))
+    if unknown:
+        raise fields.fail(unknown[0], "is not a field of a run")
+    n = config.population
+    population = fields.get("population")
+    if not isinstance(population, list) or len(population) != n:
+        raise fields.fail("population", f"must be a list of the {n} programs' texts")
+    programs = []
+    for k, text in enumerate(population):
+        if not isinstance(text, str):
+            raise fields.fail("population", f"must hold program texts; program {k} is {type(text).__name__}")
+        try:
+            programs.append(parse_program(text))
+        except ValueError as error:
+            raise fields.fail("population", f"program {k}: {error}") from None
+    heights = _array(fields, "heights", "i", (n,), 0)
+    if heights.tolist() != [program_height(program) for program in programs]:
+        raise fields.fail("heights", "does not match the programs' heights")
+    shown = config.best_candidates + config.random_candidates
+    candidates = _integers(fields, "candidates", 0, n - 1, shown)
+    results = fields.get("results")
+    if not isinstance(results, dict) or sorted(results) != sorted(OPPONENTS):
+        raise fields.fail("results", f"must be an object with the opponents {list(OPPONENTS)}")
+    checked = {}
+    for opponent in OPPONENTS:
+        where = Fields(path, results, f"series record, run {run}, results")
+        probabilities = _array(where, opponent, "f", (shown, 2, 3), 0.0, 1.0)
+        if not np.allclose(probabilities.sum(axis=2), 1.0, rtol=0, atol=1e-9):
+            raise where.fail(opponent, "must hold (win, draw, loss) probabilities that sum to 1")
+        checked[opponent] = probabilities
+    order = _integers(fields, "judge_order", 0, shown - 1, shown)
+    kept = _integers(fields, "kept", 0, shown - 1)
+    return RunRecord(
+        population=list(population), heights=heights, fitness=_array(fields, "fitness", "f", (n,), 0.0),
+        wins=_array(fields, "wins", "i", (n,), 0), round_robin=_array(fields, "round_robin", "f", (n,), 0, 2 * (n - 1)),
+        candidates=np.array(candidates, dtype=int), results=checked, kept=kept, judge_order=order,
+    )  # fmt: skip
 
 
 def load_series(path: str | Path) -> SeriesRecord:
-    """Read a series record written by :func:`save_series` (chapter 19)."""
-    try:
-        data = json.loads(Path(path).read_text())
-        return SeriesRecord.from_dict(data)
-    except (KeyError, TypeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: not a series record written by save_series ({error})") from None
+    """Read a series record written by :func:`save_series` (chapter 19), checking every field.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the field: a missing or unreadable file, not JSON, not a series record (a file
+        without the ``format`` field included), another version, or a field that is missing, of the wrong type
+        or shape, out of range, or inconsistent with the settings (so many programs, runs, generations).
+    """
+    path = check_path(path)
+    return _series_record(path, read_record(path, SERIES_FORMAT, "a series record written by save_series"))
+
+
+def _series_record(path: Path, record: object) -> SeriesRecord:
+    """The series record in the JSON object ``record`` (read from ``path``), every field checked."""
+    fields = Fields(path, record, "series record")
+    unknown = sorted(map(str, set(record) - {"format", "version", "config", "seed", "statistics", "runs"}))
+    if unknown:
+        raise fields.fail(unknown[0], "is not a field of a series record")
+    config = fields.settings("config", MohammadiConfig)
+    seed = fields.integer("seed", 0)
+    runs = fields.get("runs")
+    if not isinstance(runs, list) or not 1 <= len(runs) <= config.runs:
+        raise fields.fail("runs", f"must be a list of 1 to {config.runs} runs (the settings' runs)")
+    statistics = fields.get("statistics")
+    if not isinstance(statistics, dict) or sorted(statistics) != sorted(GENERATION_STATISTICS):
+        raise fields.fail("statistics", f"must be an object with exactly the statistics {list(GENERATION_STATISTICS)}")
+    where = Fields(path, statistics, "series record, statistics")
+    generations = len(runs) * config.generations
+    checked = {}
+    for name in GENERATION_STATISTICS:
+        high = 1.0 if name in SHARE_STATISTICS else None
+        checked[name] = _array(where, name, "f", (generations,), 0.0, high).tolist()
+    return SeriesRecord(config, seed, checked, [_run_record(path, r, k + 1, config) for k, r in enumerate(runs)])
 
 
 def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
@@ -302,6 +437,9 @@ def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progres
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
     """
+    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    seed = check_count(seed, "seed", minimum=0)
+    _check_progress(progress)
     key = {"mohammadi": config.as_dict(), "seed": int(seed)}
     compute = lambda: evolve_series(config, seed, progress)
     return cached_run("mohammadi", key, ".json", compute, save_series, load_series)
@@ -309,6 +447,9 @@ def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progres
 
 def series_provenance(record: SeriesRecord) -> dict:
     """Where a series' champion comes from, for :func:`save_program` (chapter 19)."""
+    check_instance(record, SeriesRecord, "record", "a SeriesRecord")
+    if not record.runs or not len(record.runs[-1].candidates):
+        raise ValueError("record has no champion: its last run showed no candidates (or it has no run)")
     last = record.runs[-1]
     position = last.kept[0] if record.config.judge == "perfect" and last.kept else 0
     perfect, random = last.results["perfect"][position], last.results["random"][position]
@@ -329,6 +470,7 @@ DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "book" / "data" / "moham
 
 def series_games(config: MohammadiConfig) -> int:
     """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 19)."""
+    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
     return config.runs * config.generations * config.population * config.group_size * 2
 
 
@@ -340,12 +482,24 @@ def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance
     """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 19).
 
     The file holds ``{"format": "mohammadi-ttt-program", "version": 1, "program": "PLAY-AT(...)",
-    "provenance": {...}}``; the provenance is free-form JSON (seed, settings, how it was chosen).
+    "provenance": {...}}``; the provenance is free-form JSON (seed, settings, how it was chosen), kept apart from
+    the format's own fields. Written whole or not at all, at exactly ``path``, once :func:`load_program` reads it
+    back: a program taller than :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`, or a provenance
+    that is not plain JSON, raises ``ValueError`` and writes nothing.
     """
-    text = program if isinstance(program, str) else program_to_text(program)
-    parse_program(text)  # never write a file that cannot be read back
+    if isinstance(program, str):
+        text = program
+        parse_program(text)
+    else:
+        check_program(program)
+        text = program_to_text(program)
+    path = check_path(path)
     data = {"format": PROGRAM_FORMAT, "version": 1, "program": text, "provenance": provenance}
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    try:
+        encoded = json.dumps(data, indent=1, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path} was not written: the provenance is not plain JSON ({error})") from None
+    write_checked(path, encoded, load_program, "saved program")
 
 
 def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
@@ -355,8 +509,10 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     ------
     ValueError
         Naming the file and what is wrong: not JSON, another format or version, a missing field, or a
-        program text that does not parse (with the character where it fails).
+        program text that does not parse (with the character where it fails) or is taller than
+        :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`.
     """
+    path = check_path(path)
     data = read_record(path, PROGRAM_FORMAT, "a saved program")
     if not isinstance(data.get("program"), str):
         raise ValueError(f'{path}: "program" must be the program\'s text, such as "PLAY-AT(pos11)"')

@@ -14,15 +14,27 @@ machines, and each task gives the same bits. This module is the one place where 
 
 What travels to a worker is ``work`` with its arguments (a system's settings, a seed, task numbers); what comes
 back is the share's task results. Nothing else is shared, so the results are the same bits on any executor.
+
+No worker outlives the run that started it. When a run ends by an exception, by Ctrl-C (``KeyboardInterrupt``) or
+by a signal the program turns into an exception, the local workers are terminated and joined at once (not left
+to finish their shares), and a Dask ``LocalCluster`` is closed. The local workers leave SIGINT and SIGTERM to this
+process (Ctrl-C reaches every process of the terminal's group; only this one acts on it), and on Linux the kernel
+kills them if this process dies without a word (``kill -9``, a SIGTERM with no handler): ``PR_SET_PDEATHSIG``.
+Elsewhere a thread in each worker watches for its parent's end.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -53,6 +65,84 @@ def _fork_context():
     """``fork`` where the system has it: the workers start as copies of this process, tables included."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+"""The signals a local worker leaves to its parent (held while workers are forked, so none comes in between)."""
+
+_PR_SET_PDEATHSIG = 1
+"""Linux ``prctl`` option: the signal a process receives when its parent dies."""
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back in this thread for the duration: a worker forked meanwhile starts with them
+    held, until its initializer has set what it does with them. A signal that comes meanwhile is delivered to this
+    process afterwards."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _die_with_parent() -> bool:
+    """Ask Linux to kill this process when its parent dies; whether that could be arranged."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return False
+
+
+def _watch_parent(parent: int) -> None:  # pragma: no cover - used where prctl is missing
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _worker_start(parent: int) -> None:
+    """First thing in every local worker: leave SIGINT and SIGTERM to the parent, and die with it."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops the run and terminates the workers
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # no handler inherited from the parent: terminate() ends it
+        if not _die_with_parent():  # pragma: no cover - not Linux
+            threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD_SIGNALS)
+    except (OSError, ValueError):  # pragma: no cover - never fail a worker over this
+        pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _local_pool(size: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of ``size`` forked workers that leave signals to this process and die with it."""
+    return concurrent.futures.ProcessPoolExecutor(
+        size, mp_context=_fork_context(), initializer=_worker_start, initargs=(os.getpid(),)
+    )
+
+
+def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """Cancel what has not started, terminate the workers (not waiting for their shares) and join them."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            process.terminate()
+    try:
+        pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        for process in processes:
+            with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+                process.join(grace)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
 
 
 def check_scheduler(scheduler: object) -> object:
@@ -104,32 +194,44 @@ class TaskRunner:
             self.executor = self.scheduler
         elif isinstance(self.scheduler, str):
             try:
-                from distributed import Client, LocalCluster
-            except ImportError:  # pragma: no cover - distributed is pinned in requirements.txt
-                raise ValueError("a Dask scheduler needs the package distributed (pip install distributed)") from None
-            if self.scheduler == LOCAL_SCHEDULER:
-                self._cluster = LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                    silence_logs=logging.ERROR,
-                )  # fmt: skip
-                self._client = Client(self._cluster)
-            else:
-                try:
-                    self._client = Client(self.scheduler, timeout="10s")
-                except OSError as error:
-                    raise ValueError(f"scheduler {self.scheduler}: cannot connect ({error})") from None
-            if not self._client.nthreads():
-                self._client.wait_for_workers(1)
-            self.slots = sum(self._client.nthreads().values())
-            self.executor = self._client.get_executor()
+                self._connect()
+            except BaseException:  # an error or Ctrl-C while starting: close what was started
+                self.__exit__()
+                raise
         return self
 
+    def _connect(self) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - distributed is pinned in requirements.txt
+            raise ValueError("a Dask scheduler needs the package distributed (pip install distributed)") from None
+        if self.scheduler == LOCAL_SCHEDULER:
+            self._cluster = LocalCluster(
+                n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )  # fmt: skip
+            self._client = Client(self._cluster)
+        else:
+            try:
+                self._client = Client(self.scheduler, timeout="10s")
+            except OSError as error:
+                raise ValueError(f"scheduler {self.scheduler}: cannot connect ({error})") from None
+        if not self._client.nthreads():
+            self._client.wait_for_workers(1)
+        self.slots = sum(self._client.nthreads().values())
+        self.executor = self._client.get_executor()
+
     def __exit__(self, *exc_info) -> None:
-        if self._client is not None:
-            self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        """Close what :meth:`__enter__` started (the client, then the ``LocalCluster`` and its processes), even
+        when leaving by an exception; an executor given directly is left open."""
+        client, cluster = self._client, self._cluster
         self._client = self._cluster = self.executor = None
+        try:
+            if client is not None:
+                client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
 
     def map(
         self,
@@ -161,21 +263,24 @@ class TaskRunner:
             if prepare is not None:
                 prepare()  # built before forking, so that every process shares one copy
             here_first = on_result is None and len(shares) <= self.workers
-            size = len(shares) - 1 if here_first else self.workers
-            with concurrent.futures.ProcessPoolExecutor(size, mp_context=_fork_context()) as pool:
-                if not here_first:
-                    return self._collect(pool, work, shares, progress, label, on_result)
-                others = [pool.submit(work, share, False) for share in shares[1:]]
-                try:
+            pool = _local_pool(len(shares) - 1 if here_first else self.workers)
+            try:
+                with _signals_held():  # the workers are forked by the first submit
+                    jobs = {pool.submit(work, share, False): k for k, share in enumerate(shares) if k or not here_first}
+                if here_first:
                     here = work(shares[0], progress and f"{label} on {len(shares)} processes")
-                    return [here] + [job.result() for job in others]
-                except BaseException:
-                    for job in others:
-                        job.cancel()
-                    raise
+                    results = [here] + [job.result() for job in jobs]
+                else:
+                    results = self._collect(jobs, shares, progress, label, on_result)
+            except BaseException:  # an error, Ctrl-C or a signal made an exception: no worker may outlive the run
+                _stop_pool(pool)
+                raise
+            pool.shutdown(wait=True)
+            return results
         if self.executor is None:
             raise ValueError("a TaskRunner on a scheduler must be entered (with TaskRunner(...) as runner) before use")
-        return self._collect(self.executor, work, shares, progress, label, on_result)
+        jobs = {self.executor.submit(work, share, False): k for k, share in enumerate(shares)}
+        return self._collect(jobs, shares, progress, label, on_result)
 
     @staticmethod
     def _task_bar(shares, progress, label):
@@ -200,8 +305,8 @@ class TaskRunner:
                 bar.close()
         return results
 
-    def _collect(self, executor, work, shares, progress, label, on_result=None) -> list:
-        jobs = {executor.submit(work, share, False): k for k, share in enumerate(shares)}
+    def _collect(self, jobs, shares, progress, label, on_result=None) -> list:
+        """The results of ``jobs`` (future: share number) as they finish; on any exception the rest is cancelled."""
         results: list = [None] * len(shares)
         bar = self._task_bar(shares, progress, label)
         try:

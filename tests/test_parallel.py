@@ -1,8 +1,15 @@
-"""The one place for parallel work (evolving_ttt.parallel): shares, executors, order, progress and errors."""
+"""The one place for parallel work (evolving_ttt.parallel): shares, executors, order, progress and errors, and
+no worker outliving the run that started it."""
 
 import concurrent.futures
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import psutil
 import pytest
 
 from evolving_ttt.parallel import TaskRunner, check_scheduler, run_shared, split_tasks
@@ -58,3 +65,119 @@ def test_an_error_in_a_share_reaches_the_caller_as_itself(scheduler):
 def test_a_bad_scheduler_is_a_clear_value_error(bad):
     with pytest.raises(ValueError, match="scheduler must be None .* 'local' .* or a concurrent.futures.Executor"):
         check_scheduler(bad)
+
+
+# --- No worker outlives its run ---------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def living(processes) -> list[psutil.Process]:
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def workers_left(before=()) -> list[psutil.Process]:
+    """This process's living children, but for multiprocessing's resource tracker and those in ``before``."""
+    known = {process.pid for process in before}
+    return [process for process in living(psutil.Process().children(recursive=True))
+            if process.pid not in known and "resource_tracker" not in " ".join(process.cmdline())]  # fmt: skip
+
+
+def wait_for_none(find, seconds: float = 5.0) -> list:
+    deadline = time.monotonic() + seconds
+    while (left := find()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def fail_soon_or_sleep(share, progress):
+    """Task 0 fails at once; every other share would take half a minute."""
+    if 0 in share:
+        time.sleep(0.3)
+        raise ValueError("task 0 failed")
+    time.sleep(30)
+    return share
+
+
+@pytest.mark.parametrize(
+    "work, shares, on_result",
+    [
+        (fail_soon_or_sleep, [[0], [1], [2]], None),  # this process runs the failing share; two workers sleep
+        (fail_soon_or_sleep, [[1], [0], [2], [3]], lambda k, result: None),  # every share in the pool
+    ],
+    ids=["here", "pool"],
+)
+def test_a_failing_share_ends_the_run_at_once_and_terminates_the_other_workers(work, shares, on_result):
+    before = workers_left()
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="failed"):
+        with TaskRunner(workers=3) as runner:
+            runner.map(work, shares, on_result=on_result)
+    assert time.monotonic() - start < 10  # not the half minute the sleeping shares would take
+    assert wait_for_none(lambda: workers_left(before)) == []
+
+
+SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from evolving_ttt.parallel import run_shared
+
+def work(share, progress):
+    Path(sys.argv[1], f"started-{os.getpid()}").touch()
+    time.sleep(60)
+    return share
+
+if __name__ == "__main__":
+    try:
+        run_shared(work, [0, 1, 2], workers=3)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+        sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize(
+    "sig, to_group",
+    [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGKILL, False)],
+    ids=["ctrl-c to the group", "SIGINT to the parent", "SIGTERM without handler", "SIGKILL"],
+)
+def test_workers_end_with_their_parent_whatever_ends_it(tmp_path, sig, to_group):
+    """The parent stops at once on Ctrl-C and terminates its workers; killed outright, it takes them with it."""
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    workers: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("started-*"))) < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        workers = psutil.Process(process.pid).children(recursive=True)
+        assert len(list(tmp_path.glob("started-*"))) == 3 and len(workers) == 2
+        (os.killpg if to_group else os.kill)(process.pid, sig)
+        process.wait(timeout=10)  # not the minute the shares would take
+        assert wait_for_none(lambda: living(workers)) == []
+    finally:  # never leave a process to the next test
+        for stray in living(workers):
+            stray.kill()
+        process.kill()
+    stderr = process.stderr.read()
+    if sig == signal.SIGINT:
+        assert process.returncode == 130 and "Traceback" not in stderr and stderr.strip() == "stopped", stderr
+    else:
+        assert process.returncode == -sig
+
+
+def test_a_failing_share_on_a_local_dask_cluster_closes_the_cluster():
+    before = workers_left()
+    with pytest.raises(ValueError, match="task 13 is unlucky"):
+        run_shared(tag_share, list(range(20)), workers=2, scheduler="local")
+    assert wait_for_none(lambda: workers_left(before), 10) == []

@@ -1,0 +1,136 @@
+"""Every long command, interrupted part way by SIGINT (Ctrl-C: to the whole process group) or SIGTERM (``kill PID``:
+to the command alone), stops at once with exit 130 or 143 and one line, no traceback; it leaves no output file and
+no partial file (outputs or run cache), no process of its own (a worker blocked on a pipe, say); and the same
+command run again succeeds."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Sizes that run for a few seconds on two workers, so that the signal comes while the run is going.
+COMMANDS = {
+    "evolve": ["evolve", "--trials", "2", "--generations", "1500", "--parents", "50", "--out", "{tmp}/run.npz",
+               "--champion", "{tmp}/champion.json", "--workers", "2"],
+    "al-khateeb": ["al-khateeb", "--runs", "2", "--generations", "1500", "--out", "{tmp}/run.npz",
+                   "--champion", "{tmp}/champion.json", "--workers", "2"],
+    "ling-lam": ["ling-lam", "--seeds", "2", "--iterations", "6000", "--out", "{tmp}/run.npz", "--workers", "2"],
+    "mohammadi": ["mohammadi", "--runs", "2", "--generations", "15", "--out", "{tmp}/run.json",
+                  "--champion", "{tmp}/champion.json", "--workers", "2"],
+    "sweep run": ["sweep", "run", "fogel", "--set", "generations=500", "--set", "trials=1", "--seeds", "2",
+                  "--db", "{tmp}/sweep.db", "--workers", "2"],
+}  # fmt: skip
+OUTPUTS = {"run.npz", "run.json", "champion.json"}  # the sweep's --db is made before the run, to resume from
+WORKERS = {"evolve", "al-khateeb", "ling-lam", "sweep run"}  # the commands that fork workers here
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def command_line(name: str, tmp: Path) -> list[str]:
+    return [sys.executable, "-m", "ttt_helpers", *(a.format(tmp=tmp) for a in COMMANDS[name]), "--quiet"]
+
+
+def environment(tmp: Path) -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "TTT_RUN_CACHE": str(tmp / "cache"), "PYTHONPATH": path}
+
+
+def living(processes) -> list[psutil.Process]:
+    alive = []
+    for process in processes:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def strays(group: int, tmp: Path) -> list[psutil.Process]:
+    """Living processes of the command's process group, or whose command line names its folder."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        if process.pid == os.getpid():
+            continue
+        try:
+            if os.getpgid(process.pid) == group or str(tmp) in " ".join(process.info["cmdline"] or []):
+                found.append(process)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            pass
+    return living(found)
+
+
+def wait_for_none(find, seconds: float = 5.0) -> list:
+    deadline = time.monotonic() + seconds
+    while (left := find()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def left_files(tmp: Path) -> list[str]:
+    """Outputs and partial files (of outputs or of the run cache) anywhere in the command's folder."""
+    return sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.name in OUTPUTS or ".partial" in p.name)
+
+
+def start_and_interrupt(name: str, tmp: Path, sig: signal.Signals) -> tuple[subprocess.Popen, list, str]:
+    """Start the command in a session of its own; once its run is going, send ``sig``: SIGINT to the whole group
+    (as Ctrl-C in a terminal does), SIGTERM to the command alone (as ``kill PID`` does)."""
+    stderr = tmp / "stderr.txt"
+    with open(stderr, "wb") as errors:
+        process = subprocess.Popen(command_line(name, tmp), cwd=tmp, env=environment(tmp), start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=errors)  # fmt: skip
+    parent = psutil.Process(process.pid)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        if parent.children() if name in WORKERS else stderr.read_bytes().count(b"\n"):  # workers, or the first line
+            break
+        time.sleep(0.05)
+    time.sleep(0.4)
+    assert process.poll() is None, f"{name} ended before it could be interrupted; give it a longer run"
+    children = parent.children(recursive=True)
+    if name in WORKERS:
+        assert children, f"{name} --workers 2 started no worker process"
+    if sig == signal.SIGINT:
+        os.killpg(process.pid, sig)
+    else:
+        process.send_signal(sig)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise AssertionError(f"{name} did not stop within 20 s of {sig.name}") from None
+    return process, children, stderr.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_an_interrupted_command_leaves_nothing_behind_and_runs_again(tmp_path, name, sig):
+    process, children, stderr = start_and_interrupt(name, tmp_path, sig)
+    try:
+        assert wait_for_none(lambda: living(children)) == [], f"{name}: workers outlived the command after {sig.name}"
+        assert wait_for_none(lambda: strays(process.pid, tmp_path)) == []
+    finally:
+        for stray in strays(process.pid, tmp_path):  # never leave them to the next test
+            stray.kill()
+    assert left_files(tmp_path) == []
+    again = subprocess.run(command_line(name, tmp_path), cwd=tmp_path, env=environment(tmp_path),
+                           capture_output=True, text=True, timeout=120, start_new_session=True)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr
+    written = sorted(p.name for p in tmp_path.iterdir() if p.name in OUTPUTS)
+    expected = {"sweep run": [], "ling-lam": ["run.npz"], "mohammadi": ["champion.json", "run.json"]}
+    assert written == expected.get(name, ["champion.json", "run.npz"])
+    assert not [p for p in tmp_path.rglob("*") if ".partial" in p.name]
+    if name == "sweep run":
+        assert "2 of 2 tasks done" in again.stdout
+    # last, what the command prints and returns when interrupted: one line, and 128 + the signal's number
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert lines and "interrupted" in lines[-1].lower(), stderr
+    assert process.returncode == EXIT_CODES[sig], stderr

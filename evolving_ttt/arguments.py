@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+LARGEST_WHOLE_NUMBER = 2**63 - 1
+"""The largest number an option takes: every count and seed fits a 64-bit integer (so that a record can hold it and
+a memory estimate can weigh it); the memory estimates refuse far smaller counts than this."""
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:30]) + f"... ({len(text)} characters)"
+
 
 def whole_number(text: str) -> int:
-    """An ``argparse`` type: a whole number >= 0, with a one-line error otherwise."""
+    """An ``argparse`` type: a whole number from 0 to :data:`LARGEST_WHOLE_NUMBER`, with a one-line error otherwise."""
     try:
         value = int(text)
-    except ValueError:
+    except ValueError:  # not a number, or more digits than Python converts
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0; got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0; got {_shown(text)}")
+    if value > LARGEST_WHOLE_NUMBER:
+        raise argparse.ArgumentTypeError(f"expected a whole number up to 2**63 - 1; got {_shown(text)}")
     return value

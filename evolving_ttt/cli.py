@@ -1,9 +1,24 @@
 """The command line: one subcommand per registered system (``evolve``, ``al-khateeb``, ``ling-lam``,
-``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11) and ``arena`` (chapter 20).
+``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11), ``arena`` (chapter 20) and ``sweep``
+(chapter 21).
 
 Every system command is built from the registry and works the same way: the system's own options, and
-``--seed``, ``--out``, ``--workers``, ``--scheduler`` and ``--quiet``; every argument and output path is checked
-before the run starts; the tasks run on local processes or a Dask cluster (:mod:`evolving_ttt.parallel`).
+``--seed``, ``--out``, ``--workers``, ``--scheduler``, ``--quiet`` and ``--force``; the tasks run on local
+processes or a Dask cluster (:mod:`evolving_ttt.parallel`).
+
+Every command checks all it is given before it starts, and writes its files whole, under exactly the names
+given, or not at all (issue 27):
+
+- every output (``--out``, ``--champion``, ``--json``, ``--csv``, the files of ``--data-dir``) is made before the
+  run (:func:`evolving_ttt.records.prepare_outputs`: a temporary file beside the target), so a path that cannot be
+  written fails in the first second, not after an hour's run; each is put in place whole when the command ends;
+- a name must carry its format's suffix (``.npz`` for a run record, ``.json`` for a player or a series, ``.csv``
+  for a sweep's table): another name is refused before the run, so the file written is always the file named;
+- two outputs of one command may not be the same file, and an existing file is replaced only with ``--force``;
+- a bad argument, path or file is one line ``error: ...`` and exit status 2, never a traceback;
+- Ctrl-C (SIGINT) or SIGTERM removes the temporary files, leaves every old file as it was, prints
+  ``interrupted: nothing was written`` and exits with status 130 (SIGINT) or 143 (SIGTERM).
+
 The top of the package: nothing imports it.
 """
 
@@ -12,8 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import sqlite3
+import stat
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evolving_ttt.arena import arena_report, format_arena_table
@@ -22,22 +41,68 @@ from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
+from evolving_ttt.records import Output, prepare_outputs
 from evolving_ttt.systems import get_system, registered_systems, run_system
 
+INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
+"""The exit statuses of a command stopped by Ctrl-C (SIGINT) and by SIGTERM (128 + the signal's number)."""
 
-def check_output_path(path: str | Path, option: str) -> Path:
-    """Raise ``ValueError`` unless a file can be written at ``path``; say which ``option`` is wrong (chapter 7).
+LOCAL_WORKER_MEMORY = 150e6
+"""Bytes of memory a worker process of a local Dask cluster takes before it runs anything (chapter 7)."""
 
-    Every command checks its output files before it starts, so that a long run is never lost at its end.
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by :func:`main`'s handler so that it unwinds like Ctrl-C."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+def check_output_paths(outputs: dict[str, tuple[str | Path, str | None]], force: bool = False) -> dict[str, Output]:
+    """Make every output of a command before its run: ``{option: (path, suffix)}`` -> ``{option: Output}``.
+
+    Raises ``ValueError`` naming the option (and nothing is left behind) if two options name the same file, a
+    name lacks its ``suffix``, the path is a folder or a device or FIFO, its folder is missing, a file is there
+    and ``force`` is false, or no file can be created there (chapter 7). Each :class:`~evolving_ttt.records.Output`
+    holds a temporary file; write it and :meth:`~evolving_ttt.records.Output.commit` it, or
+    :meth:`~evolving_ttt.records.Output.discard` it.
     """
+    seen: dict[Path, str] = {}
+    for option, (path, suffix) in outputs.items():
+        path = Path(path)
+        if not str(path) or str(path) == ".":
+            raise ValueError(f"{option}: give a file name")
+        try:
+            where = path.resolve()
+            if where in seen:
+                raise ValueError(f"{option} and {seen[where]} are the same file, {path}; every output must be a "
+                                 "different file")  # fmt: skip
+            seen[where] = option
+            if path.is_dir():
+                raise ValueError(f"{option} {path} is a directory; give a file name")
+            if suffix is not None and path.suffix != suffix:
+                raise ValueError(f"{option} {path}: the file is written as {suffix}; give a name ending in {suffix}")
+            if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+                raise ValueError(f"{option} {path} is not a regular file (a device, FIFO or socket); give a file name")
+            if path.exists() and not force:
+                raise ValueError(f"{option} {path} exists; give another name, or --force to replace it")
+        except OSError as error:
+            raise ValueError(f"{option} {path}: {error.strerror or error}") from None
+    return prepare_outputs({option: (path, suffix) for option, (path, suffix) in outputs.items()}, force)
+
+
+def check_input_file(path: str | Path, option: str) -> Path:
+    """``path`` if it is a regular file; ``ValueError`` naming ``option`` otherwise (never waits on a FIFO)."""
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{option} {path}: is a directory; give a file name")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"{option} {path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{option} {path}: cannot write there (permission denied)")
+    try:
+        if not path.exists():
+            raise ValueError(f"{option} {path}: no such file")
+        if not path.is_file():
+            kind = "a directory" if path.is_dir() else "not a regular file"
+            raise ValueError(f"{option} {path} is {kind}; give a file")
+    except OSError as error:
+        raise ValueError(f"{option} {path}: {error.strerror or error}") from None
     return path
 
 
@@ -55,8 +120,9 @@ def check_memory(
     """Raise ``ValueError`` if ``needed`` bytes exceed ``share`` of the machine's memory (chapter 7)."""
     total = machine_memory()
     if total is not None and needed > share * total:
+        amount = f"{needed / 2**30:,.1f}" if needed < 2**30 * 1e15 else f"{needed / 2**30:.1e}"
         raise ValueError(
-            f"{what} needs about {needed / 2**30:,.1f} GiB of memory; this machine has {total / 2**30:,.1f} GiB "
+            f"{what} needs about {amount} GiB of memory; this machine has {total / 2**30:,.1f} GiB "
             f"(the limit is {share:.0%} of it). {advice}"
         )
 
@@ -82,13 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
                          help="run the tasks on a Dask cluster: 'local' starts one on this machine, or give the "
                               "address of a running scheduler such as tcp://10.0.0.5:8786")  # fmt: skip
         run.add_argument("--quiet", action="store_true", help="no progress bar")
+        _add_force(run)
         run.set_defaults(system=system)
     evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved Fogel network")
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
     arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
-    arena_cmd.add_argument("--json", help="also write the full table and the round robin to this JSON file")
+    arena_cmd.add_argument("--json", help="also write the full table and the round robin to this .json file")
+    _add_force(arena_cmd)
     _add_sweep_parser(commands, systems)
     return parser
+
+
+def _add_force(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true", help="replace output files that exist (refused otherwise)")
 
 
 def _add_sweep_parser(commands, systems) -> None:
@@ -101,7 +173,9 @@ def _add_sweep_parser(commands, systems) -> None:
                      help="a setting by its dotted path and the values to sweep (the grid is their product); "
                           "a tuple's items are separated by '/'")  # fmt: skip
     run.add_argument("--seeds", type=whole_number, required=True, help="seeds 1 to N in every cell")
-    run.add_argument("--db", required=True, help="the SQLite file that keeps the sweep (created if missing)")
+    run.add_argument("--db", required=True,
+                     help="the SQLite file that keeps the sweep (created if missing; a run of the same sweep "
+                          "resumes it)")  # fmt: skip
     run.add_argument("--workers", type=whole_number, default=None, help="local processes (default: all cores)")
     run.add_argument("--scheduler", default=None, help="'local' or the address of a Dask scheduler")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -109,107 +183,177 @@ def _add_sweep_parser(commands, systems) -> None:
     status.add_argument("--db", required=True)
     export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV")
     export.add_argument("--db", required=True)
-    export.add_argument("--csv", required=True, help="the CSV file to write")
+    export.add_argument("--csv", required=True, help="the .csv file to write")
+    _add_force(export)
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's message on one line (with the file named, for an ``OSError``)."""
+    if isinstance(error, OSError) and not isinstance(error, sqlite3.Error):
+        where = f"{error.filename}: " if error.filename else ""
+        text = f"{where}{error.strerror or error}"
+    elif isinstance(error, MemoryError):
+        text = "ran out of memory; use smaller settings or fewer workers"
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m ttt_helpers`` (chapter 7)."""
+    """Entry point of ``python -m ttt_helpers`` (chapter 7): the exit status.
+
+    0 when the command did its work; 2 (through ``argparse``: the usage and one line ``error: ...``) for any bad
+    argument, path or file, whatever raised the ``ValueError`` (the settings, a loader, a saver at the end); 130
+    after Ctrl-C and 143 after SIGTERM, with one line ``interrupted: ...``. Temporary outputs are removed on every
+    way out but success, so an old file is never touched and no partial file is left.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "system", None) is not None:
-        return system_command(args.system, parser, args)
-    if args.command == "arena":
-        return _arena_command(parser, args)
-    if args.command == "sweep":
-        return _sweep_command(parser, args)
+    outputs: list[Output] = []
+    args, previous = None, None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        network, provenance = load_network(args.network)
-    except (OSError, ValueError) as error:
-        parser.error(str(error))
+        args = parser.parse_args(argv)
+        return _command(args, outputs)
+    except KeyboardInterrupt as interruption:
+        _discard(outputs)
+        print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
+        return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
+    except (ValueError, OSError, MemoryError, sqlite3.Error) as error:
+        _discard(outputs)
+        parser.error(_one_line(error))
+    finally:
+        _discard(outputs)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted_note(args: argparse.Namespace | None) -> str:
+    if args is not None and getattr(args, "command", None) == "sweep" and getattr(args, "action", None) == "run":
+        return f"the tasks finished so far are kept in {args.db}; run the same command to go on"
+    return "nothing was written"
+
+
+def _discard(outputs: list[Output]) -> None:
+    """Remove the temporary files of ``outputs`` (a committed output has none left)."""
+    for output in outputs:
+        output.discard()
+        _numpy_suffixed(output).unlink(missing_ok=True)
+
+
+def _numpy_suffixed(output: Output) -> Path:
+    return output.temporary.with_name(output.temporary.name + ".npz")
+
+
+def _fill(output: Output, save: Callable[[Path], object]) -> None:
+    """Fill ``output``'s temporary file with ``save(path)``.
+
+    The book's savers write exactly the path given; a saver of a system registered from outside that calls
+    ``numpy.savez(path)`` gets ``.npz`` added to the name, and that file is moved onto the temporary one.
+    """
+    save(output.temporary)
+    suffixed = _numpy_suffixed(output)
+    if suffixed.exists():
+        os.replace(suffixed, output.temporary)
+
+
+def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
+    if getattr(args, "system", None) is not None:
+        return system_command(args.system, args, outputs)
+    if args.command == "arena":
+        return _arena_command(args, outputs)
+    if args.command == "sweep":
+        return _sweep_command(args, outputs)
+    network, provenance = load_network(check_input_file(args.network, "network"))
     print(evaluation_report(network, provenance))
     return 0
 
 
-def system_command(system, parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Run a system's command: check everything, run every task, write the record and the system's files."""
-    try:
-        settings = system.settings_from_arguments(args)
-        workers = args.workers if args.workers is not None else default_workers()
-        check_count(workers, "--workers")
-        scheduler = check_scheduler(args.scheduler)
-        outputs = {"--out": check_output_path(args.out, "--out")}
-        for option, path in system.extra_outputs(args).items():
-            outputs[option] = check_output_path(path, option)
-        paths = [path.resolve() for path in outputs.values()]
-        if len(set(paths)) != len(paths):
-            named = ", ".join(f"{option} {path}" for option, path in outputs.items())
-            raise ValueError(f"every output must be a different file; got {named}")
-        if scheduler in (None, LOCAL_SCHEDULER):
-            needed = system.estimated_memory(settings, workers)
-            check_memory(needed, f"{system.command} with {system.describe(settings)}",
-                         advice="Use fewer tasks, a smaller population or fewer workers.")  # fmt: skip
-    except ValueError as error:
-        parser.error(str(error))
+def system_command(system, args: argparse.Namespace, outputs: list[Output] | None = None) -> int:
+    """Run a system's command: check everything and make its outputs, run every task, then put the record and
+    the system's files in place (chapter 7). ``outputs`` collects the outputs made, for :func:`main` to discard
+    on an error or an interruption."""
+    outputs = [] if outputs is None else outputs
+    settings = system.settings_from_arguments(args)
+    workers = args.workers if args.workers is not None else default_workers()
+    check_count(workers, "--workers")
+    scheduler = check_scheduler(args.scheduler)
+    if scheduler in (None, LOCAL_SCHEDULER):
+        needed = system.estimated_memory(settings, workers)
+        if scheduler == LOCAL_SCHEDULER:
+            needed += int(workers * LOCAL_WORKER_MEMORY)
+        check_memory(needed, f"{system.command} with {system.describe(settings)}",
+                     advice="Use fewer tasks, a smaller population or fewer workers.")  # fmt: skip
+    wanted = {"--out": (args.out, None), **system.extra_outputs(args)}
+    made = check_output_paths(wanted, args.force)
+    outputs.extend(made.values())
     where = f"{workers} worker(s)"
     if scheduler is not None:
         local = scheduler == LOCAL_SCHEDULER
         where = f"a local Dask cluster of {where}" if local else f"the Dask scheduler {scheduler}"
     print(f"{system.command}: {system.describe(settings)}, seed {args.seed}, {where}", file=sys.stderr)
-    try:
-        record = run_system(system, settings, args.seed, workers, scheduler, progress=not args.quiet)
-    except ValueError as error:  # a scheduler that cannot be reached
-        parser.error(str(error))
-    system.save_record(record, args.out)
-    print(f"wrote {args.out}: {system.summary(record)}")
-    for line in system.write_outputs(record, args):
-        print(line)
+    record = run_system(system, settings, args.seed, workers, scheduler, progress=not args.quiet)
+    _fill(made["--out"], lambda path: system.save_record(record, path))
+    temporaries = {option: output.temporary for option, output in made.items() if option != "--out"}
+    written = system.write_outputs(record, args, temporaries)
+    if set(written) != set(temporaries):
+        raise ValueError(f"{system.name}: write_outputs wrote {sorted(written)}; the outputs are {sorted(temporaries)}")
+    for option, path in temporaries.items():
+        suffixed = _numpy_suffixed(made[option])
+        if suffixed.exists():
+            os.replace(suffixed, path)
+    for output in made.values():
+        output.commit()
+    print(f"wrote {made['--out'].path}: {system.summary(record)}")
+    for option, words in written.items():
+        print(f"wrote {made[option].path}: {words}")
     return 0
 
 
-def _sweep_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
     """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 21)."""
     from evolving_ttt.store import SweepStore
-    from evolving_ttt.sweeps import parse_grid, status_line, sweep, sweep_definition, sweep_table
+    from evolving_ttt.sweeps import check_sweep_size, parse_grid, status_line, sweep, sweep_definition, sweep_table
 
-    try:
-        if args.action == "run":
-            system = get_system(args.sweep_system)
-            definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds)
-            check_count(args.workers if args.workers is not None else 1, "--workers")
-            check_scheduler(args.scheduler)
-            SweepStore(args.db, definition).close()  # created, or checked to hold this sweep, before anything runs
-        elif args.action == "status":
-            with SweepStore(args.db) as store:
-                print(status_line(store))
-            return 0
-        else:
-            check_output_path(args.csv, "--csv")
-            table = sweep_table(args.db)
-    except ValueError as error:
-        parser.error(str(error))
-    if args.action == "export":
-        table.to_csv(args.csv, index=False)
-        print(f"wrote {args.csv}: {len(table)} tasks")
+    if args.action == "status":
+        with SweepStore(args.db) as store:
+            print(status_line(store))
         return 0
-    try:
-        sweep(system, args.grid, args.seeds, args.db, args.workers, args.scheduler, progress=not args.quiet)
-    except ValueError as error:  # a scheduler that cannot be reached
-        parser.error(str(error))
+    if args.action == "export":
+        (csv,) = check_output_paths({"--csv": (args.csv, ".csv")}, args.force).values()
+        outputs.append(csv)
+        table = sweep_table(check_input_file(args.db, "--db"))
+        csv.write_text(table.to_csv(index=False))
+        print(f"wrote {csv.path}: {len(table)} tasks")
+        return 0
+    system = get_system(args.sweep_system)
+    definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds)
+    workers = args.workers if args.workers is not None else default_workers()
+    check_count(workers, "--workers")
+    scheduler = check_scheduler(args.scheduler)
+    cells = check_sweep_size(system, definition)
+    if scheduler in (None, LOCAL_SCHEDULER):
+        needed = max(system.estimated_memory(cell, 1) for cell in cells) * (workers if scheduler is None else 1)
+        if scheduler == LOCAL_SCHEDULER:
+            needed += int(workers * LOCAL_WORKER_MEMORY)
+        check_memory(needed, f"sweep {system.name} on {workers} worker(s)",
+                     advice="Use smaller settings or fewer workers.")  # fmt: skip
+    SweepStore(args.db, definition).close()  # created, or checked to hold this sweep, before anything runs
+    sweep(system, args.grid, args.seeds, args.db, workers, scheduler, progress=not args.quiet)
     if args.quiet:
         with SweepStore(args.db) as store:
             print(status_line(store))
     return 0
 
 
-def _arena_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    try:
-        if args.json:
-            check_output_path(args.json, "--json")
-        report = arena_report()
-    except (OSError, ValueError) as error:
-        parser.error(str(error))
+def _arena_command(args: argparse.Namespace, outputs: list[Output]) -> int:
+    """``arena``: the table, and with ``--json`` the whole report (chapter 20)."""
+    made = check_output_paths({"--json": (args.json, ".json")}, args.force) if args.json else {}
+    outputs.extend(made.values())
+    report = arena_report()
+    text = json.dumps(report, indent=1, allow_nan=False) + "\n"
     print(format_arena_table(report))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {args.json}")
+    if made:
+        made["--json"].write_text(text)
+        print(f"wrote {made['--json'].path}")
     return 0

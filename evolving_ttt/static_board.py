@@ -24,6 +24,7 @@ import numpy as np
 from evolving_ttt.game import N_BOARDS, SYMBOLS, O, X, board_tables, check_instance
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.players import ArenaPlayer
+from evolving_ttt.records import write_text_atomic
 
 DIGITS = "0123456789abcdefghijklmnopqrstuv"
 """The 32 digits of a mask's two-character code."""
@@ -94,8 +95,12 @@ def players_script(players: Sequence[ArenaPlayer]) -> str:
 
 
 def write_players_script(players: Sequence[ArenaPlayer], path: str | Path = SCRIPT) -> Path:
-    """Write :func:`players_script` to ``path`` (by default the book's static folder) and return the path."""
+    """Write :func:`players_script` to exactly ``path`` (by default the book's static folder) and return the path.
+
+    The file is replaced whole or not at all (:func:`evolving_ttt.records.write_text_atomic`); a folder missing on
+    the way is made.
+    """
     path = Path(path)
+    text = players_script(players)  # every player is checked before anything is written
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(players_script(players))
-    return path
+    return write_text_atomic(path, text, "players script")

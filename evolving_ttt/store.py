@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
+import time
 from pathlib import Path
 
 SCHEMA = """
@@ -34,6 +36,12 @@ CREATE TABLE IF NOT EXISTS tasks (
 """
 """The two tables of a sweep database (chapter 21)."""
 
+OPEN_TIMEOUT = 60.0
+"""Seconds a sweep database is tried again while another process holds it locked."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
 TASK_COLUMNS = ("cell", "seed", "task", "settings", "measures", "player", "wall_time", "worker", "finished")
 """The columns of the ``tasks`` table, in order."""
 
@@ -44,7 +52,9 @@ class SweepStore:
     Parameters
     ----------
     path
-        The SQLite file; created (with its folder checked) if it does not exist.
+        The SQLite file; created (with its folder checked) if it does not exist. An empty file is an empty database
+        (as SQLite has it, and as a second process sees a database the first is making); any other file that is not
+        an SQLite database, or is one of another program, is refused and left as it was.
     definition
         The sweep's definition. A new database stores it; an existing one must hold the same definition, or
         ``ValueError`` says that the file holds another sweep. ``None`` opens an existing sweep to read it.
@@ -57,34 +67,79 @@ class SweepStore:
 
     def __init__(self, path: str | Path, definition: dict | None = None) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
+        try:
+            kind = self.path.stat().st_mode if self.path.exists() else None
+        except OSError as error:
+            raise ValueError(f"--db {self.path}: {error.strerror or error}") from None
+        if kind is not None and stat.S_ISDIR(kind):
             raise ValueError(f"--db {self.path}: is a directory; give a file name")
-        if definition is None and not self.path.is_file():
+        if kind is not None and not stat.S_ISREG(kind):
+            raise ValueError(f"--db {self.path}: is not a regular file (a device, FIFO or socket)")
+        if definition is None and kind is None:
             raise ValueError(f"--db {self.path}: no such sweep database")
         folder = self.path.parent if str(self.path.parent) else Path(".")
         if not folder.is_dir():
             raise ValueError(f"--db {self.path}: the folder {folder} does not exist")
-        try:
-            self.connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self.connection.execute("PRAGMA journal_mode=WAL")
-            self.connection.execute("PRAGMA synchronous=NORMAL")
-            self.connection.executescript(SCHEMA)
-            stored = self.connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()
-            if stored is None and definition is not None:
-                text = json.dumps(definition, sort_keys=True)
-                self.connection.execute("INSERT OR IGNORE INTO sweep (id, definition) VALUES (1, ?)", (text,))
-                stored = self.connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()
-        except sqlite3.DatabaseError as error:
-            raise ValueError(f"--db {self.path}: not a sweep database ({error})") from None
+        if kind is not None:
+            _check_sqlite_header(self.path)
+        deadline = time.monotonic() + OPEN_TIMEOUT
+        while True:
+            try:
+                stored = self._open(definition)
+                break
+            except sqlite3.OperationalError as error:  # another process is creating the same database
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise ValueError(f"--db {self.path}: cannot be opened ({error})") from None
+                time.sleep(0.05)
         if stored is None:
+            self.close()
             raise ValueError(f"--db {self.path}: holds no sweep")
-        self.definition = json.loads(stored[0])
+        try:
+            self.definition = _checked_definition(json.loads(stored[0]) if isinstance(stored[0], str) else None)
+        except (ValueError, RecursionError):
+            self.close()
+            raise ValueError(f"--db {self.path}: not a sweep database (its definition is damaged)") from None
         if definition is not None and self.definition != json.loads(json.dumps(definition, sort_keys=True)):
             self.close()
             raise ValueError(
                 f"--db {self.path} holds another sweep ({describe_definition(self.definition)}); this one is "
                 f"{describe_definition(definition)}. Give another --db file, or delete this one to start again."
             )
+
+    def _open(self, definition: dict | None) -> tuple | None:
+        """Connect, check the tables, create them for a new sweep; the stored definition's row. An
+        ``sqlite3.OperationalError`` saying the database is locked is left to the caller, which tries again: SQLite
+        does not wait for every lock (two processes making the same new database in WAL mode meet one)."""
+        try:
+            self.connection = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        except sqlite3.Error as error:
+            raise ValueError(f"--db {self.path}: cannot be created or opened ({error})") from None
+        try:
+            tables = {row[0] for row in self.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "sweep" not in tables and (definition is None or tables):
+                raise ValueError(f"--db {self.path}: holds no sweep" + ("; give a new file" if tables else ""))
+            if definition is not None:
+                self.connection.execute("PRAGMA journal_mode=WAL")
+                self.connection.execute("PRAGMA synchronous=NORMAL")
+                self.connection.executescript(SCHEMA)
+            stored = self.connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()
+            if stored is None and definition is not None:
+                text = json.dumps(definition, sort_keys=True)
+                self.connection.execute("INSERT OR IGNORE INTO sweep (id, definition) VALUES (1, ?)", (text,))
+                stored = self.connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()
+            return stored
+        except sqlite3.OperationalError as error:
+            self.connection.close()
+            if "locked" in str(error):
+                raise
+            reason = "cannot be created or written" if "unable to open" in str(error) else "not a sweep database"
+            raise ValueError(f"--db {self.path}: {reason} ({error})") from None
+        except sqlite3.DatabaseError as error:
+            self.connection.close()
+            raise ValueError(f"--db {self.path}: not a sweep database ({error})") from None
+        except ValueError:
+            self.connection.close()
+            raise
 
     def close(self) -> None:
         """Close the connection."""
@@ -117,9 +172,41 @@ class SweepStore:
         rows = []
         for values in found:
             row = dict(zip(TASK_COLUMNS, values, strict=True))
-            row["settings"], row["measures"] = json.loads(row["settings"]), json.loads(row["measures"])
+            try:
+                row["settings"], row["measures"] = json.loads(row["settings"]), json.loads(row["measures"])
+            except (TypeError, ValueError, RecursionError):
+                raise ValueError(f"--db {self.path}: the row of task {values[:3]} is damaged") from None
+            if not isinstance(row["settings"], dict) or not isinstance(row["measures"], dict):
+                raise ValueError(f"--db {self.path}: the row of task {values[:3]} is damaged")
             rows.append(row)
         return rows
+
+
+def _checked_definition(definition: object) -> dict:
+    """A stored definition, if it has the form :func:`evolving_ttt.sweeps.sweep_definition` gives it."""
+    if not isinstance(definition, dict) or not isinstance(definition.get("system"), str):
+        raise ValueError("no system")
+    seeds, grid = definition.get("seeds"), definition.get("grid")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1 or not isinstance(grid, list):
+        raise ValueError("no seeds or grid")
+    for cell in grid:
+        if not isinstance(cell, list) or len(cell) != 2 or not isinstance(cell[0], str):
+            raise ValueError("a damaged grid")
+        if not isinstance(cell[1], list) or not cell[1] or not all(isinstance(value, str) for value in cell[1]):
+            raise ValueError("a damaged grid")
+    return definition
+
+
+def _check_sqlite_header(path: Path) -> None:
+    """``ValueError`` unless ``path`` is empty or begins as an SQLite database does (checked before SQLite opens it,
+    so that no other file is ever changed)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise ValueError(f"--db {path}: cannot be read ({error.strerror or error})") from None
+    if head and head != SQLITE_HEADER:
+        raise ValueError(f"--db {path}: not a sweep database (not an SQLite file)")
 
 
 def describe_definition(definition: dict) -> str:

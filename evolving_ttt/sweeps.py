@@ -154,7 +154,10 @@ def grid_cells(system: Any, grid: Sequence[tuple[str, Sequence[str]]]) -> list[A
     for texts in itertools.product(*(values for _, values in grid)):
         settings = system.PAPER_SETTINGS
         for (key, _), text in zip(grid, texts, strict=True):
-            settings = with_setting(settings, key, _parse_one(text, keys[key]))
+            try:
+                settings = with_setting(settings, key, _parse_one(text, keys[key]))
+            except (KeyError, TypeError, ValueError) as error:  # a grid read from a database is checked here
+                raise ValueError(f"the grid's {key}={text} is not a setting of {system.name}: {error}") from None
         cells.append(settings)
     return cells
 
@@ -165,6 +168,26 @@ def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], see
         raise ValueError(f"--seeds must be a whole number >= 1; got {seeds!r}")
     return {"format": SWEEP_FORMAT, "version": 1, "system": system.name,
             "grid": [[key, list(values)] for key, values in grid], "seeds": seeds}  # fmt: skip
+
+
+MAX_SWEEP_TASKS = 1_000_000
+"""The most tasks one sweep may have (a million rows of a database; far more than a machine runs in a day)."""
+
+
+def check_sweep_size(system: Any, definition: dict) -> list[Any]:
+    """The settings of every cell of the sweep ``definition``, after checking that it has at most
+    :data:`MAX_SWEEP_TASKS` tasks (counted before any list of them is made); ``ValueError`` otherwise."""
+    cells = math.prod(len(values) for _, values in definition["grid"])
+    seeds = definition["seeds"]
+    if cells * seeds > MAX_SWEEP_TASKS:
+        raise ValueError(f"the sweep has {cells:,} cells x {seeds:,} seeds, more than {MAX_SWEEP_TASKS:,} tasks; "
+                         "sweep fewer values or seeds")  # fmt: skip
+    settings = grid_cells(system, definition["grid"])
+    tasks = seeds * sum(system.task_count(cell) for cell in settings)
+    if tasks > MAX_SWEEP_TASKS:
+        raise ValueError(f"the sweep has {tasks:,} tasks (its cells' tasks x {seeds:,} seeds), more than "
+                         f"{MAX_SWEEP_TASKS:,}; sweep fewer values, tasks or seeds")  # fmt: skip
+    return settings
 
 
 def sweep_tasks(system: Any, definition: dict) -> list[tuple[int, int, int]]:
@@ -219,7 +242,9 @@ def _sweep_share(system_name: str, share: list, progress: bool | str) -> list[di
 def status_line(store: SweepStore) -> str:
     """``N of M tasks done`` for the sweep in ``store``."""
     system = get_system(store.definition["system"])
-    return f"{len(store.done())} of {len(sweep_tasks(system, store.definition))} tasks done"
+    cells = check_sweep_size(system, store.definition)
+    total = store.definition["seeds"] * sum(system.task_count(cell) for cell in cells)
+    return f"{len(store.done())} of {total} tasks done"
 
 
 def sweep(
@@ -257,7 +282,7 @@ def sweep(
     if isinstance(grid, dict):
         grid = [f"{key}={','.join(str(v) for v in values)}" for key, values in grid.items()]
     definition = sweep_definition(system, parse_grid(system, list(grid)), seeds)
-    cells = grid_cells(system, definition["grid"])
+    cells = check_sweep_size(system, definition)
     with SweepStore(db, definition) as store:
         done = store.done()
         missing = [key for key in sweep_tasks(system, definition) if key not in done]

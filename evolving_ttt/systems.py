@@ -64,7 +64,7 @@ class System(Protocol):
         """The system's record of the task results ``results`` (in task order)."""
 
     def save_record(self, record: Any, path: str | Path) -> None:
-        """Write a record to ``path``."""
+        """Write a record to exactly ``path`` (no suffix added), whole or not at all."""
 
     def load_record(self, path: str | Path) -> Any:
         """Read a record written by ``save_record``; ``ValueError`` if it is not one."""
@@ -96,11 +96,21 @@ class System(Protocol):
     def settings_from_arguments(self, args: argparse.Namespace) -> Any:
         """The settings the parsed options ask for; ``ValueError`` naming a bad option."""
 
-    def extra_outputs(self, args: argparse.Namespace) -> dict[str, Path]:
-        """The files the command writes besides ``--out``, by option, to be checked before the run."""
+    def extra_outputs(self, args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
+        """Every file the command writes, by option, as ``(path, suffix)``; made before the run (chapter 7).
+
+        ``suffix`` is the ending the name must have (``".json"``), or ``None`` for any name. The record (``"--out"``,
+        written by ``save_record``) is listed to require its format's suffix; every other entry is a file that
+        ``write_outputs`` writes. The command refuses, before the run, a name without its suffix, two options
+        naming one file, and an existing file without ``--force``.
+        """
 
     def estimated_memory(self, settings: Any, workers: int) -> int:
-        """A generous estimate of the run's peak memory in bytes, on ``workers`` local processes."""
+        """A generous estimate of the run's peak memory in bytes, on ``workers`` local processes.
+
+        It grows with every size of the settings (population, generations, runs, ...), so that the command refuses
+        a run too large for the machine before anything is allocated.
+        """
 
     def describe(self, settings: Any) -> str:
         """The run in a few words (``"20 trials x 800 generations, 50 parents"``)."""
@@ -108,8 +118,14 @@ class System(Protocol):
     def summary(self, record: Any) -> str:
         """What the command prints about a finished record."""
 
-    def write_outputs(self, record: Any, args: argparse.Namespace) -> list[str]:
-        """Write the files of ``extra_outputs``; one line per file written."""
+    def write_outputs(self, record: Any, args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:
+        """Write every file of ``extra_outputs`` but ``--out`` to ``paths[option]``; return, by option, what it
+        holds in a few words.
+
+        ``paths`` are temporary files beside the targets: the command puts them in place once every output is
+        written (or removes them on an error or an interruption, leaving the old files as they were), and prints
+        ``wrote TARGET: WORDS`` for each. A saver must write exactly the path it is given.
+        """
 
 
 REQUIRED_NAMES = (*System.__annotations__, *(name for name in vars(System) if not name.startswith("_")))

@@ -78,14 +78,23 @@ BAD_EVOLVE_ARGUMENTS = [
     (["--first-reply", "bar"], r"argument --first-reply: invalid choice: 'bar'"),
     (["--spread-is", "sd"], r"argument --spread-is: invalid choice: 'sd'"),
     (["--parents", "0"], r"parents must be a whole number >= 1; got 0"),
-    (["--parents", "5"], r"comparisons \(10\) must be at most 2 \* parents - 1 = 9"),
+    (["--parents", "5"], r"--parents 5: each of the 2 x 5 networks .* compared with 10 others, so --parents must be "
+                         r"at least 6"),
+    (["--parents", "1"], r"--parents 1: .* --parents must be at least 6"),
+    (["--trials", "1" + "0" * 400], r"argument --trials: expected a whole number up to 2\*\*63 - 1; got '10000.*"
+                                    r"\(401 characters\)"),
+    (["--trials", "1" * 5000], r"argument --trials: expected a whole number >= 0; got '1111.*\(5000 characters\)"),
+    (["--seed", str(2**63)], r"argument --seed: expected a whole number up to 2\*\*63 - 1"),
+    (["--generations", str(10**12)], r"evolve with 1 trials x 1000000000000 generations, .* needs about .* GiB"),
     (["--generations", "0"], r"generations must be a whole number >= 1; got 0"),
     (["--trials", "0"], r"trials must be a whole number >= 1; got 0"),
     (["--workers", "0"], r"--workers must be a whole number >= 1; got 0"),
 ]
 
 
-@pytest.mark.parametrize(("extra", "message"), BAD_EVOLVE_ARGUMENTS, ids=[" ".join(a) for a, _ in BAD_EVOLVE_ARGUMENTS])
+@pytest.mark.parametrize(
+    ("extra", "message"), BAD_EVOLVE_ARGUMENTS, ids=[" ".join(a)[:40] for a, _ in BAD_EVOLVE_ARGUMENTS]
+)
 def test_evolve_command_rejects_bad_arguments(extra, message, tmp_path, capsys):
     import re
 
@@ -164,9 +173,9 @@ def test_evaluate_command_on_a_file_that_is_not_json(tmp_path, repo_root):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, r"No such file"),
+        (None, r"network .*net.json: no such file"),
         (b"\xff\xfe\x00 binary", r"utf-8|codec"),
-        (b'{"format": "fogel-ttt-network", "version": 1}', r"lacks the field"),
+        (b'{"format": "fogel-ttt-network", "version": 1}', r"lacks the field|field 'hidden_count' is missing"),
     ],
     ids=["missing", "binary", "incomplete"],
 )

@@ -208,7 +208,8 @@ class HillClimber:
 
     def save_record(self, record, path):
         arrays = {f"{k}_{name}": v for k, n in enumerate(record["networks"]) for name, v in vars(n).items()}
-        np.savez(path, seed=record["seed"], scores=record["scores"], **arrays)
+        with open(path, "wb") as handle:  # exactly the path given: numpy adds no suffix to an open file
+            np.savez(handle, seed=record["seed"], scores=record["scores"], **arrays)
 
     def load_record(self, path):
         with np.load(path) as data:
@@ -242,12 +243,16 @@ class HillClimber:
 
     def add_arguments(self, parser):
         parser.add_argument("--restarts", type=int, default=2)
+        parser.add_argument("--best", help="also save the best network to this JSON file")
 
     def settings_from_arguments(self, args):
         return ClimbSettings(restarts=args.restarts)
 
     def extra_outputs(self, args):
-        return {}
+        outputs = {"--out": (Path(args.out), ".npz")}
+        if args.best:
+            outputs["--best"] = (Path(args.best), ".json")
+        return outputs
 
     def estimated_memory(self, settings, workers):
         return 10**8
@@ -258,8 +263,12 @@ class HillClimber:
     def summary(self, record):
         return f"best exact score {max(record['scores']):.2f}"
 
-    def write_outputs(self, record, args):
-        return []
+    def write_outputs(self, record, args, paths):
+        if "--best" not in paths:
+            return {}
+        best = int(np.argmax(record["scores"]))
+        save_network(record["networks"][best], paths["--best"], restart=best)
+        return {"--best": f"the best climb, restart {best}"}
 
 
 @pytest.fixture()
@@ -274,11 +283,16 @@ def test_a_new_system_registered_from_outside_appears_everywhere_without_another
 ):
     # the command line: its help and a whole run, with the common options
     assert "hill-climber" in build_parser().format_help()
-    out = tmp_path / "climb.npz"
-    assert main(["hill-climber", "--restarts", "3", "--seed", "4", "--out", str(out), "--quiet", "--workers", "2"]) == 0
-    assert f"wrote {out}: best exact score" in capsys.readouterr().out
+    out, best = tmp_path / "climb.npz", tmp_path / "best.json"
+    assert main(["hill-climber", "--restarts", "3", "--seed", "4", "--out", str(out), "--quiet", "--workers", "2",
+                 "--best", str(best)]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert f"wrote {out}: best exact score" in printed and f"wrote {best}: the best climb, restart" in printed
     record = hill_climber.load_record(out)
     assert record["seed"] == 4 and len(record["networks"]) == 3
+    restart = int(np.argmax(record["scores"]))
+    assert np.array_equal(load_network(best)[0].hidden_weights, record["networks"][restart].hidden_weights)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.json", "climb.npz"]  # nothing else, no temporaries
     alone = hill_climber.run_tasks(ClimbSettings(restarts=3), 4, [2])[0]
     assert np.array_equal(record["networks"][2].hidden_weights, alone[0].hidden_weights)
     # the arena's table and the play widget's opponents
@@ -348,8 +362,12 @@ def test_a_scheduler_that_cannot_be_reached_is_a_usage_error(tmp_path, capsys):
 
 def test_two_outputs_of_one_command_may_not_be_the_same_file(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        main(["evolve", "--out", str(tmp_path / "a.json"), "--champion", str(tmp_path / "a.json"), "--quiet"])
+        main(["mohammadi", "--out", str(tmp_path / "a.json"), "--champion", str(tmp_path / "a.json"), "--quiet"])
+    assert "--champion and --out are the same file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # the same file by another name
+        main(["mohammadi", "--out", str(tmp_path / "a.json"), "--champion", str(tmp_path / "x" / ".." / "a.json")])
     assert "every output must be a different file" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_arguments_module_gives_one_line_errors():

@@ -164,20 +164,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_arguments(args: argparse.Namespace) -> AlKhateebConfig:
-    if Path(args.out).suffix != ".npz":
-        raise ValueError(f"--out {args.out}: the record is a .npz file; give a name ending in .npz")
-    if args.champion and Path(args.champion).suffix != ".json":
-        raise ValueError(f"--champion {args.champion}: TTT is saved as JSON; give a name ending in .json")
     return AlKhateebConfig(generations=args.generations, runs=args.runs,
                            player=OnePlySettings(view=args.view, winning_moves=args.winning_moves))  # fmt: skip
 
 
-def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
-    return {"--champion": Path(args.champion)} if args.champion else {}
+def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
+    """The record (``--out``, ``.npz``) and, with ``--champion``, TTT (``.json``)."""
+    outputs = {"--out": (Path(args.out), ".npz")}
+    if args.champion:
+        outputs["--champion"] = (Path(args.champion), ".json")
+    return outputs
 
 
 def estimated_memory(settings: AlKhateebConfig, workers: int) -> int:
-    return _estimated_memory(settings)
+    """:func:`~evolving_ttt.al_khateeb.engine.estimated_memory`: runs, population, generations and workers."""
+    return _estimated_memory(settings, workers)
 
 
 def describe(settings: AlKhateebConfig) -> str:
@@ -190,10 +191,12 @@ def summary(record: CoevolutionRun) -> str:
             f"(runs range {best.min()} to {best.max()}, out of 38)")  # fmt: skip
 
 
-def write_outputs(record: CoevolutionRun, args: argparse.Namespace) -> list[str]:
-    if not args.champion:
-        return []
+def write_outputs(record: CoevolutionRun, args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:
+    """``--champion``: TTT, the winner of the final round robin, with its provenance."""
+    if "--champion" not in paths:
+        return {}
     row, points = choose_ttt(record)
-    save_evaluator(record.weights[row, 0], record.steps[row, 0], args.champion, **ttt_provenance(record, row, points))
-    return [f"wrote {args.champion}: TTT is the player of run {record.run_numbers[row]}, "
-            f"{points[row]} points in the final round robin"]  # fmt: skip
+    save_evaluator(record.weights[row, 0], record.steps[row, 0], paths["--champion"],
+                   **ttt_provenance(record, row, points))  # fmt: skip
+    return {"--champion": f"TTT is the player of run {record.run_numbers[row]}, {points[row]} points in the final "
+                          "round robin"}  # fmt: skip

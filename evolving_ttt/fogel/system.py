@@ -159,6 +159,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_arguments(args: argparse.Namespace) -> ExperimentConfig:
+    """The experiment the options ask for; a population too small for the selection's comparisons names
+    ``--parents`` (the comparisons are not an option)."""
+    comparisons = SelectionSettings().comparisons
+    if args.parents >= 1 and 2 * args.parents - 1 < comparisons:
+        raise ValueError(
+            f"--parents {args.parents}: each of the 2 x {args.parents} networks of a generation is compared with "
+            f"{comparisons} others, so --parents must be at least {(comparisons + 2) // 2}"
+        )
     return ExperimentConfig(
         parents=args.parents, generations=args.generations, trials=args.trials,
         rules=OpponentRules(rule_d_lines=args.rule_d, first_reply=args.first_reply),
@@ -167,11 +175,16 @@ def settings_from_arguments(args: argparse.Namespace) -> ExperimentConfig:
     )  # fmt: skip
 
 
-def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
-    return {"--champion": Path(args.champion)} if args.champion else {}
+def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
+    """The run record (``--out``, ``.npz``) and, with ``--champion``, the best network of trial 0 (``.json``)."""
+    outputs = {"--out": (Path(args.out), ".npz")}
+    if args.champion:
+        outputs["--champion"] = (Path(args.champion), ".json")
+    return outputs
 
 
 def estimated_memory(settings: ExperimentConfig, workers: int) -> int:
+    """:func:`~evolving_ttt.fogel.evolution.estimated_memory`: population, trials, generations and workers."""
     return _estimated_memory(settings, workers)
 
 
@@ -185,9 +198,10 @@ def summary(record: EvolutionRun) -> str:
             f"(trials range {final.min():g} to {final.max():g})")  # fmt: skip
 
 
-def write_outputs(record: EvolutionRun, args: argparse.Namespace) -> list[str]:
-    if not args.champion:
-        return []
+def write_outputs(record: EvolutionRun, args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:
+    """``--champion``: the best network of trial 0, with its provenance."""
+    if "--champion" not in paths:
+        return {}
     champion = record.best_network(0)
-    save_network(champion, args.champion, **champion_provenance(record, 0))
-    return [f"wrote {args.champion}: best network of trial 0 ({champion.hidden_count} hidden nodes)"]
+    save_network(champion, paths["--champion"], **champion_provenance(record, 0))
+    return {"--champion": f"best network of trial 0 ({champion.hidden_count} hidden nodes)"}

@@ -198,15 +198,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_arguments(args: argparse.Namespace) -> LingLamConfig:
+    """The training the options ask for. ``--iterations 0`` is refused, as every command refuses a run of nothing
+    (the settings allow it: chapter 16 looks at untrained networks)."""
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
         raise ValueError(f"--methods must list distinct methods from {', '.join(METHODS)}; got {args.methods!r}")
+    if args.iterations < 1:
+        raise ValueError(f"--iterations must be a whole number >= 1; got {args.iterations} (that would train nothing)")
     settings = LingLamConfig(seeds=args.seeds, iterations=args.iterations, order=args.order,
                              replacement=args.replacement, training_source=args.training_source,
                              methods=tuple(methods))  # fmt: skip
     if args.data_dir:
         if not Path(args.data_dir).is_dir():
-            raise ValueError(f"--data-dir {args.data_dir}: no such folder")
+            what = "not a folder" if Path(args.data_dir).exists() else "no such folder"
+            raise ValueError(f"--data-dir {args.data_dir}: {what}")
         if settings.iterations % SUMMARY_CURVE_STEP:
             raise ValueError(
                 f"--data-dir keeps every {SUMMARY_CURVE_STEP}th point of the curves: "
@@ -215,11 +220,15 @@ def settings_from_arguments(args: argparse.Namespace) -> LingLamConfig:
     return settings
 
 
-def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
-    if not args.data_dir:
-        return {}
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    return {f"--data-dir ({name})": Path(args.data_dir) / f"ling_lam_{name}.json" for name in ["runs", *methods]}
+def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
+    """The record (``--out``, ``.npz``) and, with ``--data-dir``, ``ling_lam_runs.json`` and the fittest network of
+    each method, ``ling_lam_<method>.json``, in that folder."""
+    outputs = {"--out": (Path(args.out), ".npz")}
+    if args.data_dir:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        for name in ["runs", *methods]:
+            outputs[f"--data-dir ({name})"] = (Path(args.data_dir) / f"ling_lam_{name}.json", ".json")
+    return outputs
 
 
 def estimated_memory(settings: LingLamConfig, workers: int) -> int:
@@ -239,15 +248,15 @@ def summary(record: dict[str, TrainingRun]) -> str:
     return "\n".join(lines)
 
 
-def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace) -> list[str]:
-    if not args.data_dir:
-        return []
-    files = extra_outputs(args)
+def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:
+    """``--data-dir``: the runs' summary (the curves every 500th iteration) and each method's fittest network."""
+    if "--data-dir (runs)" not in paths:
+        return {}
     arguments = sys.argv[2:] if sys.argv[1:2] == ["ling-lam"] else None
     command_line = "python -m ttt_helpers ling-lam " + " ".join(arguments) if arguments is not None else "ling-lam"
-    save_runs_summary(record, files["--data-dir (runs)"], SUMMARY_CURVE_STEP, command=command_line)
-    lines = [f"wrote {files['--data-dir (runs)']}"]
+    save_runs_summary(record, paths["--data-dir (runs)"], SUMMARY_CURVE_STEP, command=command_line)
+    written = {"--data-dir (runs)": f"{', '.join(record)}: every run's network, fitness and curve"}
     for method, run in record.items():
-        save_trained_network(run.network(), files[f"--data-dir ({method})"], **run.provenance())
-        lines.append(f"wrote {files[f'--data-dir ({method})']}: the fittest of the {run.config.seeds} {method} runs")
-    return lines
+        save_trained_network(run.network(), paths[f"--data-dir ({method})"], **run.provenance())
+        written[f"--data-dir ({method})"] = f"the fittest of the {run.config.seeds} {method} runs"
+    return written

@@ -163,18 +163,28 @@ def settings_from_arguments(args: argparse.Namespace) -> MohammadiConfig:
     )  # fmt: skip
 
 
-def extra_outputs(args: argparse.Namespace) -> dict[str, Path]:
-    return {"--champion": Path(args.champion)} if args.champion else {}
+def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
+    """The series (``--out``, ``.json``) and, with ``--champion``, the champion program (``.json``)."""
+    outputs = {"--out": (Path(args.out), ".json")}
+    if args.champion:
+        outputs["--champion"] = (Path(args.champion), ".json")
+    return outputs
 
 
 def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
-    """A generous estimate of a series' peak memory in bytes (chapter 19).
+    """A generous estimate of a series' peak memory in bytes (chapter 19); it counts population, generations and
+    runs.
 
     Measured peaks on the project machine (2 generations): 85 MB with 64 programs, 111 MB with 256 and 154 MB with
     1,024, about 80 MB and 70 kB per program (its move table over 19,683 boards and its tree); the estimate allows
-    100 MB and 100 kB per program.
+    100 MB and 100 kB per program. The round robin that ends every run plays every pair of programs at once, about
+    60 bytes a pair measured (3,000 programs: 470 MB), allowed 100. The record keeps every run's final population
+    as texts and its candidates' results, allowed 20 kB per program and run, and ten statistics per generation,
+    allowed 1 kB per generation of the series. A series is one task: ``workers`` does not change it.
     """
-    return int(100e6 + 100e3 * settings.population)
+    population, runs = settings.population, settings.runs
+    record = runs * (20_000 * population + 1_000 * settings.generations)
+    return 100_000_000 + 100_000 * population + 100 * population**2 + record
 
 
 def describe(settings: MohammadiConfig) -> str:
@@ -198,8 +208,10 @@ def summary(record: SeriesRecord) -> str:
     return "the series:\n" + "\n".join(lines)
 
 
-def write_outputs(record: SeriesRecord, args: argparse.Namespace) -> list[str]:
-    if not args.champion:
-        return []
-    save_program(parse_program(record.champion()), args.champion, **series_provenance(record))
-    return [f"wrote {args.champion}"]
+def write_outputs(record: SeriesRecord, args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:
+    """``--champion``: the series' champion program, with its provenance."""
+    if "--champion" not in paths:
+        return {}
+    provenance = series_provenance(record)
+    save_program(parse_program(record.champion()), paths["--champion"], **provenance)
+    return {"--champion": f"the champion, chosen as {provenance['chosen_as']}"}

@@ -554,3 +554,19 @@ BOARD = np.zeros(9, dtype=np.int8)
 def test_public_functions_given_the_wrong_type_raise_a_value_error_naming_the_argument(call, argument):
     with pytest.raises(ValueError, match=re.escape(argument)):
         call()
+
+
+@pytest.mark.parametrize(("experiment", "error"), [("x", None), ([1], None), ({"runs": "a", "generations": 3}, True),
+                                                    ({"runs": 2, "generations": True}, True)])
+def test_the_arena_player_reads_its_provenance_without_tracebacks(tmp_path, experiment, error):
+    from evolving_ttt.al_khateeb.system import al_khateeb_ttt
+    from evolving_ttt.records import DATA
+
+    record = json.loads((DATA / "al_khateeb_ttt.json").read_text())
+    path = tmp_path / "ttt.json"
+    path.write_text(json.dumps({**record, "experiment": experiment}))
+    if error:
+        with pytest.raises(ValueError, match="ttt.json: the provenance's experiment"):
+            al_khateeb_ttt(path)
+    else:  # free-form provenance without numbers: the book's sizes are shown
+        assert al_khateeb_ttt(path).training.startswith("20 runs x 2,000 generations")

@@ -106,7 +106,8 @@ def save_player(player: Evaluator, path: str | Path, **provenance) -> None:
 def load_player(path: str | Path) -> tuple[Evaluator, dict]:
     """An evaluator file; its reading is the file's ``player`` (or its experiment's), else the book's."""
     weights, steps, provenance = load_evaluator(path)
-    reading = provenance.get("player", provenance.get("experiment", {}).get("player", {}))
+    experiment = provenance.get("experiment")
+    reading = provenance.get("player", experiment.get("player", {}) if isinstance(experiment, dict) else {})
     try:
         settings = OnePlySettings(**reading) if isinstance(reading, dict) else PAPER_ONE_PLY
     except (TypeError, ValueError) as error:
@@ -137,8 +138,10 @@ def explain(player: Evaluator) -> Callable[[np.ndarray, int], Explanation]:
 def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlayer:
     """Al-Khateeb's TTT: the co-evolved 9-5-3-1 evaluator with a one-ply search, on either side (chapters 14, 15)."""
     player, provenance = load_player(path)
-    experiment = provenance.get("experiment", {})
+    experiment = provenance.get("experiment") if isinstance(provenance.get("experiment"), dict) else {}
     runs, generations = experiment.get("runs", 20), experiment.get("generations", 2000)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (runs, generations)):
+        raise ValueError(f"{path}: the provenance's experiment must give whole numbers of runs and generations")
     training = f"{runs} runs x {generations:,} generations x 380 round-robin games = {runs * generations * 380:,} games"
     return ArenaPlayer("Al-Khateeb TTT", title, f"9-5-3-1 tanh evaluator, run {provenance.get('run')}, one-ply search",
                        *policy_tables(player), training, explain(player))  # fmt: skip

@@ -198,8 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_arguments(args: argparse.Namespace) -> LingLamConfig:
-    """The training the options ask for. ``--iterations 0`` is refused, as every command refuses a run of nothing
-    (the settings allow it: chapter 16 looks at untrained networks)."""
+    """The training the options ask for; ``--iterations 0`` is refused, as every command refuses a run of nothing."""
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
         raise ValueError(f"--methods must list distinct methods from {', '.join(METHODS)}; got {args.methods!r}")

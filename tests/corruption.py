@@ -103,3 +103,49 @@ def refused(load, path) -> bool:
         assert path.name in str(error), str(error)
         return True
     return False
+
+
+# --- One field of a JSON file changed by path (tests/test_files_ling_lam.py, tests/test_files_mohammadi.py) ---
+
+
+def value_paths(value) -> list[tuple]:
+    """The path (keys and indices) of every value inside a JSON value, the value itself excluded, sorted; no
+    recursion."""
+    paths, stack = [], [((), value)]
+    while stack:
+        path, value = stack.pop()
+        if path:
+            paths.append(path)
+        if isinstance(value, dict):
+            stack.extend(((*path, key), item) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, index), item) for index, item in enumerate(value))
+    return sorted(paths, key=str)
+
+
+def json_type(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    return {int: "number", float: "number", str: "text", list: "list", dict: "object"}[type(value)]
+
+
+OTHER_TYPES = {"True": True, "None": None, "number": 7, "text": "x", "list": [], "object": {}}
+SENTINEL = "@@corruption@@"
+TEXT_OF = {"nan": "NaN", "huge": "1" + "0" * 400, "deep": "[" * 100_000 + "]" * 100_000}
+"""What a value becomes, by corruption: NaN, an integer of 400 digits, nesting 100,000 deep."""
+
+
+def corrupted_json(raw: bytes, path: tuple, how: str, replacement=None) -> bytes:
+    """The JSON ``raw`` with the value at ``path`` deleted (``how="delete"``), made one of :data:`TEXT_OF`, or
+    replaced by ``replacement``."""
+    record = json.loads(raw)
+    *parents, last = path
+    holder = record
+    for key in parents:
+        holder = holder[key]
+    if how == "delete":
+        del holder[last]
+    else:
+        holder[last] = SENTINEL if how in TEXT_OF else replacement
+    text = json.dumps(record)
+    return text.replace(json.dumps(SENTINEL), TEXT_OF[how]).encode() if how in TEXT_OF else text.encode()

@@ -17,6 +17,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from corruption import OTHER_TYPES, SENTINEL, TEXT_OF, corrupted_json, json_type, value_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -230,55 +231,17 @@ def test_npz_files_that_are_not_archives_of_runs_are_refused(files, folder, orig
 # --- The JSON files: keys deleted, values of another type, NaN, huge numbers, deep nesting ---------------------------
 
 
-def json_paths(value) -> list[tuple]:
-    """The path (keys and indices) of every value inside a JSON value, found without recursion."""
-    paths, stack = [], [((), value)]
-    while stack:
-        path, value = stack.pop()
-        if path:
-            paths.append(path)
-        if isinstance(value, dict):
-            stack.extend(((*path, key), item) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend(((*path, index), item) for index, item in enumerate(value))
-    return sorted(paths, key=str)
-
-
-def json_type(value) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    return {int: "number", float: "number", str: "text", list: "list", dict: "object"}[type(value)]
-
-
-OTHER_TYPES = {"True": True, "None": None, "number": 7, "text": "x", "list": [], "object": {}}
-SENTINEL = "@@corruption@@"
-TEXT_OF = {"nan": "NaN", "huge": "1" + "0" * 400, "deep": "[" * DEEP + "]" * DEEP}
-
 FREE_PROVENANCE = {"summary": {"command"}, "network": {"note"}}
 """Top-level fields whose content is the caller's (anything JSON): a change there is another valid file."""
 OPTIONAL = {"network": {"fitness", "seed", "run", "iterations", "experiment"}}
 """Top-level provenance the loader checks when present, and which may be left out."""
 
 
-def corrupted_json(raw: bytes, path: tuple, how: str, replacement=None) -> bytes:
-    record = json.loads(raw)
-    *parents, last = path
-    holder = record
-    for key in parents:
-        holder = holder[key]
-    if how == "delete":
-        del holder[last]
-    else:
-        holder[last] = SENTINEL if how in TEXT_OF else replacement
-    text = json.dumps(record)
-    return text.replace(json.dumps(SENTINEL), TEXT_OF[how]).encode() if how in TEXT_OF else text.encode()
-
-
 @FAST
 @given(data=st.data(), kind=st.sampled_from(["summary", "network"]))
 def test_json_corruptions_of_the_formats_own_fields_are_refused(files, folder, originals, data, kind):
     record = json.loads(files[kind])
-    path = data.draw(st.sampled_from(json_paths(record)), label="path")
+    path = data.draw(st.sampled_from(value_paths(record)), label="path")
     how = data.draw(st.sampled_from(["delete", "type", "nan", "huge", "deep"]), label="corruption")
     value = record
     for key in path:

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 import pytest
+from corruption import OTHER_TYPES, TEXT_OF, corrupted_json, json_type, value_paths
 from deap import gp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -127,48 +128,10 @@ def test_flipped_bytes_load_the_same_another_valid_file_or_are_refused(files, fo
 # --- Keys deleted, values of another type, NaN, huge numbers, deep nesting ----------------------------------------
 
 
-def json_paths(value) -> list[tuple]:
-    """The path (keys and indices) of every value inside a JSON value, found without recursion."""
-    paths, stack = [], [((), value)]
-    while stack:
-        path, value = stack.pop()
-        if path:
-            paths.append(path)
-        if isinstance(value, dict):
-            stack.extend(((*path, key), item) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend(((*path, index), item) for index, item in enumerate(value))
-    return sorted(paths, key=str)
-
-
-def json_type(value) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    return {int: "number", float: "number", str: "text", list: "list", dict: "object"}[type(value)]
-
-
-OTHER_TYPES = {"True": True, "None": None, "number": 7, "text": "x", "list": [], "object": {}}
-SENTINEL = "@@corruption@@"
-TEXT_OF = {"nan": "NaN", "huge": "1" + "0" * 400, "deep": "[" * DEEP + "]" * DEEP}
-
-
-def corrupted_json(raw: bytes, path: tuple, how: str, replacement=None) -> bytes:
-    record = json.loads(raw)
-    *parents, last = path
-    holder = record
-    for key in parents:
-        holder = holder[key]
-    if how == "delete":
-        del holder[last]
-    else:
-        holder[last] = SENTINEL if how in TEXT_OF else replacement
-    text = json.dumps(record)
-    return text.replace(json.dumps(SENTINEL), TEXT_OF[how]).encode() if how in TEXT_OF else text.encode()
-
 
 @pytest.fixture(scope="module")
 def paths(files):
-    return Quiet({kind: json_paths(json.loads(raw)) for kind, raw in files.items()})
+    return Quiet({kind: value_paths(json.loads(raw)) for kind, raw in files.items()})
 
 
 @FAST

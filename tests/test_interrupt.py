@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from processes import living
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,17 +40,6 @@ def command_line(name: str, tmp: Path) -> list[str]:
 def environment(tmp: Path) -> dict[str, str]:
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     return {**os.environ, "TTT_RUN_CACHE": str(tmp / "cache"), "PYTHONPATH": path}
-
-
-def living(processes) -> list[psutil.Process]:
-    alive = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    return alive
 
 
 def strays(group: int, tmp: Path) -> list[psutil.Process]:

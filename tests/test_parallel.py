@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from processes import living
 
 from evolving_ttt.parallel import TaskRunner, check_scheduler, run_shared, split_tasks
 
@@ -70,17 +71,6 @@ def test_a_bad_scheduler_is_a_clear_value_error(bad):
 # --- No worker outlives its run ---------------------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def living(processes) -> list[psutil.Process]:
-    alive = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    return alive
 
 
 def workers_left(before=()) -> list[psutil.Process]:

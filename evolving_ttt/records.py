@@ -421,10 +421,13 @@ class Fields:
         if isinstance(value, str):
             if not _json_depth_ok(value, JSON_DEPTH_LIMIT):
                 raise self.fail(name, "nests too deep")
-            try:
-                value = json.loads(value, parse_constant=_refuse_constant)
-            except (ValueError, RecursionError):
+            try:  # the number rules of read_json: no NaN or infinities, no float or integer too large
+                value = json.loads(value, parse_constant=_refuse_constant, parse_float=_finite_float,
+                                   parse_int=_bounded_int)  # fmt: skip
+            except (json.JSONDecodeError, RecursionError):
                 raise self.fail(name, "is not valid JSON") from None
+            except ValueError as error:  # a number the parse hooks refuse
+                raise self.fail(name, f"holds invalid settings: {error}") from None
         if not isinstance(value, dict):
             raise self.fail(name, "must be an object of settings")
         try:

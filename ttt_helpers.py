@@ -240,6 +240,12 @@ from evolving_ttt.sweeps import (
     sweep, sweep_table, sweep_player,
 )
 
+# Chapters 20 to 23: is it the paper or a detail? Robustness studies read from their sweep databases
+from evolving_ttt.studies import (
+    STUDIES, GLANCE_COLUMNS, study_path, study_table, mean_interval, share_interval, cell_summary, rerun_check,
+    plot_intervals, at_a_glance,
+)
+
 # Chapter 22: play against every player of the book (book/22_play.ipynb)
 from evolving_ttt.play import (
     OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,

@@ -41,6 +41,9 @@ Run = TypeVar("Run")
 DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 """The folder of the book's saved players and results (every system chapter writes its players there)."""
 
+STUDIES = DATA / "studies"
+"""The folder of the robustness studies' sweep databases (chapters 20 to 23), read with :mod:`evolving_ttt.studies`."""
+
 BENCH_RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 """The folder where the benchmark scripts record their figures (one ``NAME.json`` per script ``bench/NAME.py``)."""
 
@@ -336,8 +339,10 @@ class Fields:
         if kind == "i" and array.dtype.kind == "f":
             if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
                 raise self.fail(name, "must hold whole numbers")
-        if shape is not None and (array.ndim != len(shape) or any(
-                want is not None and have != want for have, want in zip(array.shape, shape, strict=True))):
+        if shape is not None and (
+            array.ndim != len(shape)
+            or any(want is not None and have != want for have, want in zip(array.shape, shape, strict=True))
+        ):
             expected = tuple("any" if size is None else size for size in shape)
             raise self.fail(name, f"has shape {array.shape}; expected {expected}")
         if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
@@ -460,8 +465,10 @@ def _check_figures(figures: object, where: str) -> dict[str, float | list[float]
         raise ValueError(f"{where}: figures must be a non-empty mapping from names to numbers")
     for key, value in figures.items():
         values = value if isinstance(value, list) else [value]
-        if not isinstance(key, str) or not values or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+        if (
+            not isinstance(key, str)
+            or not values
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
         ):
             raise ValueError(f"{where}: figure {key!r} must be a finite number or a list of them; got {value!r}")
     return figures
@@ -507,7 +514,11 @@ class RunCacheWarning(UserWarning):
 
 
 def cached_run(
-    name: str, key: dict, suffix: str, compute: Callable[[], Run], save: Callable[[Run, Path], None],
+    name: str,
+    key: dict,
+    suffix: str,
+    compute: Callable[[], Run],
+    save: Callable[[Run, Path], None],
     load: Callable[[Path], Run],
 ) -> Run:
     """``compute()``, shared within a build through the folder named by ``TTT_RUN_CACHE`` (chapter 6).

@@ -1,8 +1,10 @@
-"""Means with 95% confidence limits across independent runs (chapter 7, used by every system's curves)."""
+"""Means with 95% confidence limits across independent runs (chapter 7, used by every system's curves), and the
+intervals of the robustness studies (chapter 20): a mean's t interval and a proportion's Wilson interval."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,3 +37,40 @@ def mean_with_confidence(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     mean = curves.mean(axis=0)
     half_width = t_quantile_975(n - 1) * curves.std(axis=0, ddof=1) / math.sqrt(n)
     return mean, mean - half_width, mean + half_width
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of ``values`` with its 95% t interval; the interval is NaN for fewer than 2 values."""
+    try:
+        values = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"mean_interval needs one or more finite numbers; got {values!r:.80}") from None
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError(f"mean_interval needs one or more finite numbers; got {values!r:.80}")
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, math.nan, math.nan
+    half = t_quantile_975(values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, mean - half, mean + half
+
+
+def share_interval(k: int, n: int) -> tuple[float, float, float]:
+    """The share ``k / n`` with its 95% Wilson score interval (for proportions, such as runs that drew).
+
+    Raises
+    ------
+    ValueError
+        Unless ``n`` is a whole number >= 1 and ``k`` a whole number from 0 to ``n``.
+    """
+    for value, name in ((k, "k"), (n, "n")):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"share_interval: {name} must be a whole number; got {value!r}")
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"share_interval needs 0 <= k <= n and n >= 1; got k={k}, n={n}")
+    z = 1.959963984540054
+    share = k / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return share, low, high

@@ -29,6 +29,7 @@ LAYERS = {
     "evolving_ttt.systems": 3.5,  # the registry: above the systems, which it loads by name (never imports)
     "evolving_ttt.arena": 4,
     "evolving_ttt.sweeps": 4.5,
+    "evolving_ttt.studies": 4.6,
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,
     "evolving_ttt.cli": 6,

@@ -1,0 +1,201 @@
+"""Robustness studies: reading the sweeps of chapters 20 to 23 (introduced in chapter 20).
+
+A study is a handful of sweeps (:mod:`evolving_ttt.sweeps`) of one system, each varying one open reading or one
+setting of its paper around the paper's own setting, with many seeds per cell. Their databases are committed to
+``book/data/studies/``; this module reads them back:
+
+- :func:`study_table` one database as a table, :func:`cell_summary` its cells as means with 95% intervals, and
+  :func:`share_interval` the Wilson interval of a proportion (how many runs of a cell did something);
+- :func:`rerun_check` re-runs a few recorded tasks and checks that they give the same bits, which is how a chapter
+  shows, in every build, that its database is what the code computes;
+- :func:`plot_intervals` draws a cell summary, means with their intervals;
+- :func:`at_a_glance` gathers the introduction's table: each system's headline claims, what the book measures with
+  the paper's setting, and the best its study found, from the ``glance()`` of the systems that have one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evolving_ttt.records import STUDIES
+from evolving_ttt.statistics import mean_interval, share_interval
+from evolving_ttt.store import SweepStore
+from evolving_ttt.sweeps import grid_cells, run_sweep_task, sweep_table
+from evolving_ttt.systems import get_system, registered_systems
+
+GLANCE_COLUMNS = ("paper", "claim", "paper_figure", "book", "best", "setting", "verdict")
+"""The columns of the introduction's table at a glance, and the keys of every row a system's ``glance()`` gives."""
+
+
+def study_path(name: str) -> Path:
+    """The database ``book/data/studies/<name>.sqlite``, which must exist."""
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"a study's name is a file name without folder or suffix, such as 'fogel_control'; "
+                         f"got {name!r}")  # fmt: skip
+    path = STUDIES / f"{name}.sqlite"
+    if not path.is_file():
+        known = sorted(p.stem for p in STUDIES.glob("*.sqlite")) if STUDIES.is_dir() else []
+        raise ValueError(f"no study {name!r} in {STUDIES}; the studies are {', '.join(known) or 'none'}")
+    return path
+
+
+def study_table(name: str):
+    """One study database of ``book/data/studies/`` as a pandas table, one row per task (:func:`sweep_table`)."""
+    return sweep_table(study_path(name))
+
+
+def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None):
+    """Every cell of a sweep table as the mean of each measure with its 95% t interval.
+
+    Parameters
+    ----------
+    table
+        A table of :func:`study_table` or :func:`~evolving_ttt.sweeps.sweep_table`.
+    measures
+        Columns to summarise, such as ``["points_perfect_x", "fogel_score"]``.
+    by
+        The columns that define a group; by default the swept settings (the columns between ``task`` and the
+        arena's yardsticks), so one row per cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, then for each measure ``m``: ``m`` (the mean), ``m_low`` and ``m_high``, then ``n``.
+    """
+    import pandas as pd
+
+    columns = list(table.columns)
+    if by is None:
+        by = columns[columns.index("task") + 1 : columns.index("points_perfect_x")] if "task" in columns else []
+    by = list(by)
+    for name in [*by, *measures]:
+        if name not in columns:
+            raise ValueError(f"cell_summary: the table has no column {name!r}; its columns are {', '.join(columns)}")
+    if not measures:
+        raise ValueError("cell_summary: name one or more measures to summarise")
+    rows = []
+    groups = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        for measure in measures:
+            row[measure], row[f"{measure}_low"], row[f"{measure}_high"] = mean_interval(group[measure].to_numpy())
+        row["n"] = len(group)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _same(stored: Any, found: Any) -> bool:
+    """Equal to the bit: floats compared by their exact value (NaN equal to NaN), everything else by ``==``."""
+    if isinstance(stored, float) and isinstance(found, float):
+        return stored == found or (math.isnan(stored) and math.isnan(found))
+    return type(stored) is type(found) and stored == found
+
+
+def rerun_check(db: str | Path, count: int = 2, keys: Sequence[tuple[int, int, int]] | None = None):
+    """Re-run recorded tasks of a sweep and check that they give the same bits (chapter 20).
+
+    Parameters
+    ----------
+    db
+        A sweep database, such as ``th.study_path("fogel_control")``.
+    count
+        How many tasks to re-run when ``keys`` is not given: the first recorded, the last, and the ones evenly
+        between.
+    keys
+        The tasks ``(cell, seed, task)`` to re-run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task re-run: its key, its wall time now, and ``same`` (always ``True``: any difference raises).
+
+    Raises
+    ------
+    ValueError
+        If a task is not recorded, or if any measure or the saved player of a re-run differs from the database.
+    """
+    import pandas as pd
+
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"rerun_check: count must be a whole number >= 1; got {count!r}")
+    with SweepStore(db) as store:
+        definition, rows = store.definition, store.rows()
+    if not rows:
+        raise ValueError(f"{db}: the sweep has no recorded task to re-run")
+    recorded = {(row["cell"], row["seed"], row["task"]): row for row in rows}
+    if keys is None:
+        order = list(recorded)
+        picks = sorted({round(i * (len(order) - 1) / max(count - 1, 1)) for i in range(min(count, len(order)))})
+        keys = [order[i] for i in picks]
+    system = get_system(definition["system"])
+    cells = grid_cells(system, definition["grid"])
+    report = []
+    for key in keys:
+        key = tuple(int(part) for part in key)
+        if key not in recorded:
+            raise ValueError(f"{db}: no task (cell, seed, task) = {key} is recorded")
+        cell, seed, task = key
+        found = run_sweep_task(system.name, (cell, seed, task, cells[cell]))
+        stored = recorded[key]
+        found_measures = json.loads(json.dumps(found["measures"]))
+        differ = [name for name in stored["measures"] | found_measures
+                  if not _same(stored["measures"].get(name), found_measures.get(name))]  # fmt: skip
+        if differ:
+            raise ValueError(f"{db}: task {key} gives other values of {', '.join(sorted(differ))} than recorded")
+        if found["player"] != stored["player"]:
+            raise ValueError(f"{db}: task {key} gives another player than recorded")
+        report.append({"cell": cell, "seed": seed, "task": task, "wall_time": found["wall_time"], "same": True})
+    return pd.DataFrame(report)
+
+
+def plot_intervals(ax, summary, x: str, measure: str, label: str | None = None, **plot_kwargs):
+    """Draw a :func:`cell_summary` as means with 95% interval bars of ``measure`` against the column ``x``.
+
+    Returns the matplotlib container of the error bars. Cells of one value (no interval) are drawn without bars.
+    """
+    for name in (x, measure, f"{measure}_low", f"{measure}_high"):
+        if name not in summary.columns:
+            raise ValueError(f"plot_intervals: the summary has no column {name!r}; make it with cell_summary")
+    means = summary[measure].to_numpy(dtype=float)
+    low = np.nan_to_num(means - summary[f"{measure}_low"].to_numpy(dtype=float))
+    high = np.nan_to_num(summary[f"{measure}_high"].to_numpy(dtype=float) - means)
+    positions = summary[x].to_numpy()
+    if positions.dtype.kind not in "iuf":
+        ax.set_xticks(range(len(positions)), [str(p) for p in positions])
+        positions = np.arange(len(positions))
+    options = {"marker": "o", "capsize": 3} | plot_kwargs
+    return ax.errorbar(positions, means, yerr=[low, high], label=label, **options)
+
+
+def at_a_glance():
+    """The introduction's table: every registered system's headline claims, what the book measures with the
+    paper's setting, and the best setting its robustness study found (chapters 20 to 23).
+
+    Each system that has a ``glance()`` function gives its rows (dicts with the keys of :data:`GLANCE_COLUMNS`);
+    systems without one give none.
+    """
+    import pandas as pd
+
+    rows = []
+    for system in registered_systems():
+        glance = getattr(system, "glance", None)
+        if glance is None:
+            continue
+        for row in glance():
+            if not isinstance(row, dict) or set(row) != set(GLANCE_COLUMNS):
+                raise ValueError(f"{system.name}: glance() rows must have exactly the keys {', '.join(GLANCE_COLUMNS)}")
+            rows.append({column: str(row[column]) for column in GLANCE_COLUMNS})
+    return pd.DataFrame(rows, columns=list(GLANCE_COLUMNS))
+
+
+__all__ = [
+    "GLANCE_COLUMNS", "STUDIES", "at_a_glance", "cell_summary", "mean_interval", "plot_intervals", "rerun_check",
+    "share_interval", "study_path", "study_table",
+]  # fmt: skip

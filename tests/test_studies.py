@@ -1,0 +1,149 @@
+"""Robustness studies (evolving_ttt.studies, the intervals of evolving_ttt.statistics): summaries with 95% intervals,
+re-runs checked to the bit, the introduction's table, and the committed study databases."""
+
+import math
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from evolving_ttt import studies
+from evolving_ttt.statistics import mean_interval, share_interval
+from evolving_ttt.store import SweepStore
+from evolving_ttt.sweeps import sweep
+from evolving_ttt.systems import register_system, registered_systems, unregister_system
+
+SMALL = {"parents": [6], "generations": [4, 6], "trials": [1]}
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    db = tmp_path_factory.mktemp("study") / "small.sqlite"
+    table = sweep("fogel", SMALL, seeds=3, db=db, workers=1, progress=False)
+    return db, table
+
+
+def test_the_mean_interval_is_the_t_interval_and_needs_finite_numbers():
+    mean, low, high = mean_interval([1.0, 2.0, 3.0, 4.0])
+    assert mean == 2.5
+    # t(3) = 3.182446..., sd = 1.290994..., sqrt(4) = 2
+    assert math.isclose(high - mean, 3.182446305284263 * 1.2909944487358056 / 2, rel_tol=1e-12)
+    assert math.isclose(mean - low, high - mean, rel_tol=1e-12)
+    assert mean_interval([0.75])[0] == 0.75 and all(math.isnan(v) for v in mean_interval([0.75])[1:])
+    for bad in ([], [1.0, float("nan")], [[1.0, 2.0]], ["a"]):
+        with pytest.raises(ValueError, match="finite numbers"):
+            mean_interval(bad)
+
+
+def test_the_share_interval_is_wilsons_and_stays_within_zero_and_one():
+    share, low, high = share_interval(43, 50)
+    assert share == 0.86 and round(low, 4) == 0.7381 and round(high, 4) == 0.9305
+    assert share_interval(0, 10)[1] == 0.0 and 0 < share_interval(0, 10)[2] < 0.31
+    assert share_interval(10, 10)[2] == 1.0 and 0.69 < share_interval(10, 10)[1] < 1
+    for k, n in ((3, 2), (-1, 5), (1, 0), (1.5, 3), (True, 3)):
+        with pytest.raises(ValueError, match="share_interval"):
+            share_interval(k, n)
+
+
+def test_cell_summary_groups_by_the_swept_settings_with_intervals(small_sweep):
+    _, table = small_sweep
+    summary = studies.cell_summary(table, ["fogel_score", "points_random_x"])
+    assert list(summary["generations"]) == [4, 6] and list(summary["n"]) == [3, 3]
+    for generations, row in summary.set_index("generations").iterrows():
+        values = table.loc[table["generations"] == generations, "fogel_score"].to_numpy()
+        assert row["fogel_score"] == values.mean()
+        assert row["fogel_score_low"] <= row["fogel_score"] <= row["fogel_score_high"]
+    with pytest.raises(ValueError, match="no column 'speed'"):
+        studies.cell_summary(table, ["speed"])
+    with pytest.raises(ValueError, match="one or more measures"):
+        studies.cell_summary(table, [])
+
+
+def test_a_rerun_gives_the_recorded_bits_and_any_changed_bit_is_caught(small_sweep, tmp_path):
+    db, table = small_sweep
+    report = studies.rerun_check(db, count=3)
+    assert list(zip(report["cell"], report["seed"], report["task"])) == [(0, 1, 0), (0, 3, 0), (1, 3, 0)]
+    assert studies.rerun_check(db, keys=[(1, 2, 0)])["same"].all()
+    with pytest.raises(ValueError, match=r"no task .* \(0, 9, 0\)"):
+        studies.rerun_check(db, keys=[(0, 9, 0)])
+    # A measure changed by one unit in the last place, then a player changed by one character: both are caught.
+    changed = tmp_path / "changed.sqlite"
+    changed.write_bytes(db.read_bytes())
+    with sqlite3.connect(changed) as connection:
+        (measures,) = connection.execute("SELECT measures FROM tasks WHERE cell=0 AND seed=1").fetchone()
+        score = table.loc[(table["cell"] == 0) & (table["seed"] == 1), "fogel_score"].item()
+        bumped = measures.replace(repr(score), repr(float(np.nextafter(score, 99))))
+        assert bumped != measures
+        connection.execute("UPDATE tasks SET measures = ? WHERE cell=0 AND seed=1", (bumped,))
+    with pytest.raises(ValueError, match="other values of fogel_score"):
+        studies.rerun_check(changed, keys=[(0, 1, 0)])
+    with sqlite3.connect(changed) as connection:
+        connection.execute("UPDATE tasks SET player = player || ' ' WHERE cell=1 AND seed=2")
+    with pytest.raises(ValueError, match="another player"):
+        studies.rerun_check(changed, keys=[(1, 2, 0)])
+    with pytest.raises(ValueError, match="count"):
+        studies.rerun_check(db, count=0)
+
+
+def test_plot_intervals_draws_means_with_their_bars(small_sweep):
+    _, table = small_sweep
+    summary = studies.cell_summary(table, ["fogel_score"])
+    ax = Figure().subplots()
+    bars = studies.plot_intervals(ax, summary, "generations", "fogel_score")
+    line = bars.lines[0]
+    assert list(line.get_xdata()) == [4, 6] and list(line.get_ydata()) == list(summary["fogel_score"])
+    with pytest.raises(ValueError, match="cell_summary"):
+        studies.plot_intervals(ax, table, "generations", "fogel_score")
+
+
+def test_study_names_are_checked():
+    for bad in ("", "../x", "a/b", ".hidden"):
+        with pytest.raises(ValueError, match="file name"):
+            studies.study_path(bad)
+    with pytest.raises(ValueError, match="no study 'no_such_study'"):
+        studies.study_path("no_such_study")
+
+
+class _Glancing:
+    """A registered system's module stand-in: the Fogel module's names plus a ``glance``."""
+
+    def __init__(self, rows):
+        import evolving_ttt.fogel.system as fogel
+
+        self.__dict__.update({name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__")})
+        self.name, self.command, self.rows = "glancing", "glancing", rows
+
+    def glance(self):
+        return self.rows
+
+
+def test_at_a_glance_gathers_the_rows_of_systems_with_a_glance_and_checks_them():
+    base = studies.at_a_glance()
+    assert list(base.columns) == list(studies.GLANCE_COLUMNS)
+    row = dict.fromkeys(studies.GLANCE_COLUMNS, "x") | {"paper": "Test (2026)", "best": 0.5}
+    register_system(_Glancing([row]))
+    try:
+        table = studies.at_a_glance()
+        assert len(table) == len(base) + 1 and table.iloc[-1]["best"] == "0.5"
+    finally:
+        unregister_system("glancing")
+    register_system(_Glancing([{"paper": "Test"}]))
+    try:
+        with pytest.raises(ValueError, match="glancing: glance"):
+            studies.at_a_glance()
+    finally:
+        unregister_system("glancing")
+    assert "glancing" not in {system.name for system in registered_systems()}
+
+
+@pytest.mark.parametrize("path", sorted(studies.STUDIES.glob("*.sqlite")), ids=lambda p: p.name)
+def test_committed_study_databases_are_small_complete_sweeps(path):
+    assert path.stat().st_size < 10 * 2**20, f"{path.name} is over 10 MB"
+    with SweepStore(path) as store:
+        rows = store.rows()
+        seeds = store.definition["seeds"]
+    assert seeds >= 10 and rows
+    table = pd.DataFrame(rows)
+    assert table.groupby("cell")["seed"].nunique().eq(seeds).all(), f"{path.name}: a cell has missing seeds"

@@ -64,7 +64,7 @@ def test_cell_summary_groups_by_the_swept_settings_with_intervals(small_sweep):
 def test_a_rerun_gives_the_recorded_bits_and_any_changed_bit_is_caught(small_sweep, tmp_path):
     db, table = small_sweep
     report = studies.rerun_check(db, count=3)
-    assert list(zip(report["cell"], report["seed"], report["task"])) == [(0, 1, 0), (0, 3, 0), (1, 3, 0)]
+    assert list(zip(report["cell"], report["seed"], report["task"], strict=True)) == [(0, 1, 0), (0, 3, 0), (1, 3, 0)]
     assert studies.rerun_check(db, keys=[(1, 2, 0)])["same"].all()
     with pytest.raises(ValueError, match=r"no task .* \(0, 9, 0\)"):
         studies.rerun_check(db, keys=[(0, 9, 0)])

@@ -25,6 +25,8 @@ from evolving_ttt.ling_lam.ga import (
     arithmetic_crossover,
     check_run_arguments,
     crossover_candidates,
+    generational_draw_count,
+    generational_evaluations,
     improved_draw_count,
     mutants,
     nonuniform_mutation,
@@ -91,6 +93,8 @@ def traditional_ga_lockstep(
     """:func:`~evolving_ttt.ling_lam.ga.traditional_ga` for ``len(rngs)`` runs at once; run s uses ``rngs[s]``."""
     check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
     _check_generators(rngs)
+    if settings.form == "generational":
+        return generational_ga_lockstep(evaluate, n_genes, rngs, settings, progress)
     S, N, n = len(rngs), settings.population, n_genes
     rows = np.arange(S)
     population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])
@@ -117,3 +121,37 @@ def traditional_ga_lockstep(
         best[:, t + 1] = champion_fitness
     return GARun(best, population_best, population, fitness, champions, champion_fitness,
                  settings.population + 2 * settings.iterations)  # fmt: skip
+
+
+def generational_ga_lockstep(
+    evaluate: Evaluate, n_genes: int, rngs: Sequence[np.random.Generator],
+    settings: TraditionalGASettings = PAPER_TRADITIONAL_GA, progress: bool | str = False,
+) -> GARun:  # fmt: skip
+    """:func:`~evolving_ttt.ling_lam.ga.generational_ga` for ``len(rngs)`` runs at once (chapter 22).
+
+    Every pair of every run is spun, crossed and mutated at once: the draws of a generation, (S, pairs, per pair).
+    """
+    check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
+    _check_generators(rngs)
+    S, N, n = len(rngs), settings.population, n_genes
+    pairs, rows = (N + 1) // 2, np.arange(S)
+    population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])
+    fitness = evaluate(population.reshape(S * N, n)).reshape(S, N)
+    best = np.empty((S, settings.iterations + 1))
+    best[:, 0] = fitness.max(axis=1)
+    draws = _draw_blocks(rngs, settings.iterations, generational_draw_count(n, N))
+    label = f"generational GA, {S} runs x {settings.iterations} generations"
+    for t in _progress(range(settings.iterations), progress, label):
+        d = next(draws).reshape(S, pairs, -1)
+        spins = roulette(fitness[:, None, None, :], d[:, :, :2])  # (S, pairs, 2)
+        first, second = population[rows[:, None], spins[..., 0]], population[rows[:, None], spins[..., 1]]
+        children = arithmetic_crossover(first, second, d[:, :, 2], d[:, :, 3], settings.crossover)
+        children = nonuniform_mutation(children, d[:, :, 4:], t + 1, settings).reshape(S, 2 * pairs, n)[:, :N]
+        children_fitness = evaluate(children.reshape(S * N, n)).reshape(S, N)
+        elite, worst = np.argmax(fitness, axis=1), np.argmin(children_fitness, axis=1)
+        children[rows, worst], children_fitness[rows, worst] = population[rows, elite], fitness[rows, elite]
+        population, fitness = children, children_fitness
+        best[:, t + 1] = fitness.max(axis=1)
+    top = np.argmax(fitness, axis=1)
+    return GARun(best, best.copy(), population, fitness, population[rows, top], fitness[rows, top],
+                 generational_evaluations(settings))  # fmt: skip

@@ -42,6 +42,8 @@ from evolving_ttt.ling_lam.network import (
     BASELINE_GENES,
     BASELINE_LAYOUT,
     HIDDEN_ORDERS,
+    LAYOUT_FUNCTIONS,
+    N_HIDDEN,
     NETWORK_KINDS,
     NNDTF_GENES,
     NNDTF_LAYOUT,
@@ -49,6 +51,8 @@ from evolving_ttt.ling_lam.network import (
     TrainingSet,
     check_genes,
     fitness,
+    gene_count,
+    hidden_of,
     ling_lam_outputs,
     output_squares,
     training_positions,
@@ -99,7 +103,10 @@ class LingLamConfig:
     training_source, training_seed, training_count
         The training positions (:func:`~evolving_ttt.ling_lam.network.training_positions`).
     improved, traditional
-        The two GAs' other settings (their ``population`` and ``iterations`` are taken from here).
+        The two GAs' other settings (their ``population`` and ``iterations`` are taken from here;
+        ``traditional.form`` reads the baseline's GA as steady-state, the default, or generational, chapter 22).
+    hidden
+        Hidden neurons of both networks (the paper's 8; chapter 22 varies it).
     methods
         The methods of :data:`METHODS` an experiment trains, ``seeds`` runs each (the paper's two by default);
         :func:`train` trains one method at a time and ignores it.
@@ -116,6 +123,7 @@ class LingLamConfig:
     improved: ImprovedGASettings = field(default_factory=ImprovedGASettings)
     traditional: TraditionalGASettings = field(default_factory=TraditionalGASettings)
     methods: tuple[str, ...] = ("nndtf", "baseline")
+    hidden: int = N_HIDDEN
 
     def __post_init__(self) -> None:
         if isinstance(self.methods, str) or not isinstance(self.methods, (tuple, list)):
@@ -130,6 +138,9 @@ class LingLamConfig:
         check_count(self.population, "population", 2)
         check_count(self.training_seed, "training_seed", 0)
         check_count(self.training_count, "training_count")
+        hidden = self.hidden
+        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or not 1 <= hidden <= 64:
+            raise ValueError(f"hidden must be a whole number of hidden neurons from 1 to 64; got {self.hidden!r}")
         check_instance(self.improved, ImprovedGASettings, "improved", "an ImprovedGASettings")
         check_instance(self.traditional, TraditionalGASettings, "traditional", "a TraditionalGASettings")
         if self.order not in HIDDEN_ORDERS:
@@ -158,11 +169,12 @@ class LingLamConfig:
     @classmethod
     def from_dict(cls, record: dict) -> LingLamConfig:
         """The inverse of :meth:`as_dict`. Every setting must be given, except ``methods`` (files written before
-        it existed lack it: the default); unknown settings are an error."""
-        record = _settings_fields(record, cls, "settings", optional=("methods",))
+        it existed lack it: the default), ``hidden`` and ``traditional.form`` (chapter 22's settings; files
+        written before them lack them); unknown settings are an error."""
+        record = _settings_fields(record, cls, "settings", optional=("methods", "hidden"))
         record["improved"] = ImprovedGASettings(**_settings_fields(record["improved"], ImprovedGASettings, "improved"))
-        record["traditional"] = TraditionalGASettings(**_settings_fields(record["traditional"], TraditionalGASettings,
-                                                                         "traditional"))  # fmt: skip
+        traditional = _settings_fields(record["traditional"], TraditionalGASettings, "traditional", optional=("form",))
+        record["traditional"] = TraditionalGASettings(**traditional)
         if "methods" in record:
             if not isinstance(record["methods"], (list, tuple)):
                 raise ValueError(f"methods must be a list of method names; got {record['methods']!r:.60}")
@@ -250,7 +262,7 @@ class TrainingRun:
     def network(self, run: int | None = None) -> TrainedNetwork:
         """The trained network of run ``run`` (default: the fittest run, the first of equals)."""
         run = int(np.argmax(self.champion_fitness)) if run is None else run
-        return TrainedNetwork(METHODS[self.method][0], self.champions[run], self.config.order)
+        return TrainedNetwork(METHODS[self.method][0], self.champions[run], self.config.order)  # hidden: from genes
 
     def provenance(self, run: int | None = None) -> dict:
         run = int(np.argmax(self.champion_fitness)) if run is None else run
@@ -274,7 +286,7 @@ def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int],
     kind, algorithm = METHODS[method]
     evaluate = fitness_function(kind, config.training(), config.order)
     engine = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
-    return engine(evaluate, GENES[kind], rngs, config.settings(method), progress)
+    return engine(evaluate, gene_count(kind, config.hidden), rngs, config.settings(method), progress)
 
 
 def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
@@ -325,7 +337,7 @@ def _training_run(fields: Fields, name: Callable[[str], str], method: str, confi
     best = fields.numbers(name("best_fitness"), (seeds, points), 0.0, 1.0)
     if np.any(np.diff(best, axis=1) < 0):
         raise fields.fail(name("best_fitness"), "falls somewhere; it is the best fitness so far")
-    champions = fields.numbers(name("champions"), (seeds, GENES[METHODS[method][0]]), -1.0, 1.0)
+    champions = fields.numbers(name("champions"), (seeds, gene_count(METHODS[method][0], config.hidden)), -1.0, 1.0)
     champion_fitness = fields.numbers(name("champion_fitness"), (seeds,), 0.0, 1.0)
     if not np.array_equal(champion_fitness, best[:, -1]):
         raise fields.fail(name("champion_fitness"), "differs from the last column of best_fitness")
@@ -507,7 +519,10 @@ NETWORK_FILE_FORMAT = "ling-lam-network"
 
 @dataclass(frozen=True)
 class TrainedNetwork:
-    """A trained network: its kind (``"nndtf"`` or ``"baseline"``), its genes, and the NNDTF's hidden order."""
+    """A trained network: its kind (``"nndtf"`` or ``"baseline"``), its genes, and the NNDTF's hidden order.
+
+    The number of hidden neurons (:attr:`hidden`) follows from the number of genes (114 and 89 for the paper's 8).
+    """
 
     kind: str
     genes: np.ndarray
@@ -518,7 +533,14 @@ class TrainedNetwork:
             raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {self.kind!r}")
         if self.order not in HIDDEN_ORDERS:
             raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {self.order!r}")
-        object.__setattr__(self, "genes", check_genes(self.genes, GENES[self.kind]).copy())
+        count = np.shape(self.genes)[-1] if np.ndim(self.genes) == 1 else -1
+        hidden = hidden_of(self.kind, count) if count >= 1 else N_HIDDEN  # a wrong shape fails in check_genes
+        object.__setattr__(self, "genes", check_genes(self.genes, gene_count(self.kind, hidden)).copy())
+
+    @property
+    def hidden(self) -> int:
+        """The network's hidden neurons."""
+        return hidden_of(self.kind, len(self.genes))
 
     def outputs(self, inputs: np.ndarray) -> np.ndarray:
         return ling_lam_outputs(self.kind, self.genes, inputs, self.order)
@@ -532,8 +554,8 @@ NETWORK_FIELDS = ("format", "version", "kind", "order", "layout", "genes")
 """The fields of a network file of its own; any other field is provenance."""
 
 
-def _layout_record(kind: str) -> dict[str, list[int]]:
-    return {name: [where.start, where.stop] for name, where in LAYOUTS[kind].items()}
+def _layout_record(kind: str, hidden: int = N_HIDDEN) -> dict[str, list[int]]:
+    return {name: [where.start, where.stop] for name, where in LAYOUT_FUNCTIONS[kind](hidden).items()}
 
 
 def save_trained_network(network: TrainedNetwork, path: str | Path, **provenance) -> None:
@@ -547,12 +569,13 @@ def save_trained_network(network: TrainedNetwork, path: str | Path, **provenance
     read it back.
     """
     check_instance(network, TrainedNetwork, "network", "a TrainedNetwork")
-    check_genes(network.genes, GENES[network.kind], "network.genes")  # an array can change after the check
+    check_genes(network.genes, gene_count(network.kind, network.hidden), "network.genes")  # it can change after
     path = check_path(path)
     check_provenance(provenance, NETWORK_FIELDS, "a network file")
     record = {
         "format": NETWORK_FILE_FORMAT, "version": 1, "kind": network.kind, "order": network.order,
-        "layout": _layout_record(network.kind), "genes": np.asarray(network.genes).tolist(), **provenance,
+        "layout": _layout_record(network.kind, network.hidden), "genes": np.asarray(network.genes).tolist(),
+        **provenance,
     }  # fmt: skip
     write_checked(path, json_text(record, path), load_trained_network, "Ling-Lam network file")
 
@@ -576,17 +599,20 @@ def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     fields = Fields(path, record, kind_name)
     kind = fields.text("kind", NETWORK_KINDS)
     order = fields.text("order", HIDDEN_ORDERS)
-    if fields.get("layout") != _layout_record(kind):
-        raise fields.fail("layout", f"is not the layout of a {kind} network: {_layout_record(kind)}")
-    genes = fields.numbers("genes", (GENES[kind],), -1.0, 1.0)
+    layout = fields.get("layout")
+    stop = layout.get("input_weights") if isinstance(layout, dict) else None
+    hidden = stop[1] // 9 if isinstance(stop, list) and len(stop) == 2 and isinstance(stop[1], int) else 0
+    if not 1 <= hidden <= 64 or layout != _layout_record(kind, hidden):
+        raise fields.fail("layout", f"is not the layout of a {kind} network, such as {_layout_record(kind)}")
+    genes = fields.numbers("genes", (gene_count(kind, hidden),), -1.0, 1.0)
     if fields.has("fitness"):
         fields.number("fitness", 0.0, 1.0)
     for name, low in (("seed", 0), ("run", 0), ("iterations", 1)):
         if fields.has(name):
             fields.integer(name, low)
-    if fields.has("experiment"):
-        fields.settings("experiment", LingLamConfig)
     provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
+    if fields.has("experiment"):  # every setting, those a file written before they existed lacks at their default
+        provenance["experiment"] = json.loads(json.dumps(fields.settings("experiment", LingLamConfig).as_dict()))
     return TrainedNetwork(kind, genes, order), provenance
 
 

@@ -36,6 +36,16 @@ REPLACEMENT_READINGS = ("text", "figure")
 number is at least p_a. ``figure`` (the pseudocode's indentation): yes, in both branches.
 """
 
+TRADITIONAL_FORMS = ("steady-state", "generational")
+"""How the baseline's "traditional GA" is read (chapter 22).
+
+``steady-state`` (our reading of Figure 6, chapters 16-17): each iteration two parents make two children, which
+replace the parents whatever their fitness; no elitism. ``generational`` (the textbook GA): each iteration (a
+generation) makes a whole new population by roulette, crossover and mutation, and the best member of the old
+population replaces the least fit child (elitism). One generation costs ``population`` evaluations, one
+steady-state iteration 2.
+"""
+
 Evaluate = Callable[[np.ndarray], np.ndarray]
 
 
@@ -73,7 +83,8 @@ class TraditionalGASettings:
 
     One iteration follows the paper's Figure 6: two parents are chosen, crossed with probability
     ``crossover``, every gene of both children mutated with probability ``mutation``, and the children
-    replace their parents.
+    replace their parents. ``form`` (:data:`TRADITIONAL_FORMS`, chapter 22) reads it instead as a
+    generational GA with elitism, whose iterations are generations.
     """
 
     population: int = 10
@@ -81,6 +92,7 @@ class TraditionalGASettings:
     crossover: float = 0.8
     mutation: float = 0.1
     shape: float = 5.0
+    form: str = "steady-state"
 
     def __post_init__(self) -> None:
         check_count(self.population, "population", 2)
@@ -90,6 +102,8 @@ class TraditionalGASettings:
         if (isinstance(self.shape, bool) or not isinstance(self.shape, (int, float, np.integer, np.floating))
                 or not math.isfinite(self.shape) or self.shape < 0):
             raise ValueError(f"shape must be a finite number >= 0; got {self.shape!r}")
+        if self.form not in TRADITIONAL_FORMS:
+            raise ValueError(f"form must be one of {TRADITIONAL_FORMS}; got {self.form!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -107,6 +121,17 @@ def improved_draw_count(n_genes: int) -> int:
 def traditional_draw_count(n_genes: int) -> int:
     """Uniform numbers one traditional-GA iteration uses: 2 spins, 2 for the crossover, 3 per gene of each child."""
     return 4 + 6 * n_genes
+
+
+def generational_draw_count(n_genes: int, population: int) -> int:
+    """Uniform numbers one generation of the generational GA uses: a traditional iteration's per pair of children."""
+    return (population + 1) // 2 * traditional_draw_count(n_genes)
+
+
+def generational_evaluations(settings: TraditionalGASettings) -> int:
+    """Fitness evaluations of a traditional-GA run: 2 per iteration, or ``population`` per generation."""
+    per = settings.population if settings.form == "generational" else 2
+    return settings.population + per * settings.iterations
 
 
 def _genes_from_uniform(u: np.ndarray) -> np.ndarray:
@@ -307,6 +332,8 @@ def traditional_ga(
     """
     check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
     check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
+    if settings.form == "generational":
+        return generational_ga(evaluate, n_genes, rng, settings, progress)
     population = random_chromosomes(rng, settings.population, n_genes)
     fitness = evaluate(population)
     best, population_best = np.empty(settings.iterations + 1), np.empty(settings.iterations + 1)
@@ -328,3 +355,40 @@ def traditional_ga(
         best[t + 1] = champion_fitness
     return GARun(best[None], population_best[None], population[None], fitness[None], champion[None],
                  np.array([champion_fitness]), settings.population + 2 * settings.iterations)  # fmt: skip
+
+
+def generational_ga(
+    evaluate: Evaluate, n_genes: int, rng: np.random.Generator,
+    settings: TraditionalGASettings = PAPER_TRADITIONAL_GA, progress: bool | str = False,
+) -> GARun:  # fmt: skip
+    """Readable generational GA with elitism, the ``"generational"`` reading of Figure 6 (chapter 22).
+
+    Each generation t: ``ceil(N / 2)`` pairs of parents by roulette on the old population, each pair crossed and
+    mutated exactly as one steady-state iteration does (the same operators and draws per pair); the first N
+    children are the new population, and the best member of the old one (the first of equals) replaces the least
+    fit child. The best fitness never falls, so the trained network is the fittest of the final population.
+    """
+    check_run_arguments(evaluate, n_genes, settings, TraditionalGASettings, progress)
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
+    size, per_pair = settings.population, traditional_draw_count(n_genes)
+    population = random_chromosomes(rng, size, n_genes)
+    fitness = evaluate(population)
+    best = np.empty(settings.iterations + 1)
+    best[0] = fitness.max()
+    for t in _progress(range(settings.iterations), progress, "generational GA"):
+        draws = rng.random(generational_draw_count(n_genes, size))
+        children = []
+        for k in range(0, len(draws), per_pair):
+            d = draws[k : k + per_pair]
+            first, second = int(roulette(fitness, d[0])), int(roulette(fitness, d[1]))
+            pair = arithmetic_crossover(population[first], population[second], d[2], d[3], settings.crossover)
+            children.append(nonuniform_mutation(pair, d[4:], t + 1, settings))
+        children = np.concatenate(children)[:size]
+        children_fitness = evaluate(children)
+        elite, worst = int(np.argmax(fitness)), int(np.argmin(children_fitness))
+        children[worst], children_fitness[worst] = population[elite], fitness[elite]
+        population, fitness = children, children_fitness
+        best[t + 1] = fitness.max()
+    top = int(np.argmax(fitness))
+    return GARun(best[None], best[None].copy(), population[None], fitness[None], population[top][None],
+                 fitness[top][None], generational_evaluations(settings))  # fmt: skip

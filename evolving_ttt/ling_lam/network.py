@@ -52,24 +52,60 @@ def _layout(fields: Sequence[tuple[str, int]]) -> dict[str, slice]:
     return layout
 
 
-NNDTF_LAYOUT: dict[str, slice] = _layout([
-    ("input_weights", N_INPUTS * N_HIDDEN),  # v_ij, row-major [input i, hidden j]
-    ("static_mean", N_HIDDEN),  # m_s^j
-    ("static_spread", N_HIDDEN),  # sigma_s^j
-    ("mean_link", N_HIDDEN),  # p_{j+1,j}: the dynamic mean is p_{j+1,j} z_{j+1}
-    ("spread_link", N_HIDDEN),  # p_{j-1,j}: the dynamic spread is p_{j-1,j} z_{j-1}
-    ("output_weights", N_HIDDEN),  # w_j
-    ("output_mean", 1),  # m_o
-    ("output_spread", 1),  # sigma_o
-])  # fmt: skip
-"""Where each parameter of the NNDTF sits in its chromosome."""
+def nndtf_layout(hidden: int = N_HIDDEN) -> dict[str, slice]:
+    """Where each parameter of a 9-``hidden``-1 NNDTF sits in its chromosome (``14 hidden + 2`` genes)."""
+    hidden = check_count(hidden, "hidden")
+    return _layout([
+        ("input_weights", N_INPUTS * hidden),  # v_ij, row-major [input i, hidden j]
+        ("static_mean", hidden),  # m_s^j
+        ("static_spread", hidden),  # sigma_s^j
+        ("mean_link", hidden),  # p_{j+1,j}: the dynamic mean is p_{j+1,j} z_{j+1}
+        ("spread_link", hidden),  # p_{j-1,j}: the dynamic spread is p_{j-1,j} z_{j-1}
+        ("output_weights", hidden),  # w_j
+        ("output_mean", 1),  # m_o
+        ("output_spread", 1),  # sigma_o
+    ])  # fmt: skip
+
+
+def baseline_layout(hidden: int = N_HIDDEN) -> dict[str, slice]:
+    """Where each parameter of a traditional 9-``hidden``-1 network sits in its chromosome (``11 hidden + 1``)."""
+    hidden = check_count(hidden, "hidden")
+    return _layout([("input_weights", N_INPUTS * hidden), ("hidden_bias", hidden), ("output_weights", hidden),
+                    ("output_bias", 1)])  # fmt: skip
+
+
+NNDTF_LAYOUT: dict[str, slice] = nndtf_layout()
+"""Where each parameter of the paper's 9-8-1 NNDTF sits in its chromosome."""
 NNDTF_GENES = 114
 
-BASELINE_LAYOUT: dict[str, slice] = _layout([
-    ("input_weights", N_INPUTS * N_HIDDEN), ("hidden_bias", N_HIDDEN), ("output_weights", N_HIDDEN), ("output_bias", 1)
-])  # fmt: skip
-"""Where each parameter of the traditional 9-8-1 network sits in its chromosome."""
+BASELINE_LAYOUT: dict[str, slice] = baseline_layout()
+"""Where each parameter of the paper's traditional 9-8-1 network sits in its chromosome."""
 BASELINE_GENES = 89
+
+LAYOUT_FUNCTIONS = {"nndtf": nndtf_layout, "baseline": baseline_layout}
+"""Each kind's layout for a number of hidden neurons (chapter 22 varies the paper's 8)."""
+
+
+def gene_count(kind: str, hidden: int = N_HIDDEN) -> int:
+    """Genes of a ``kind`` network with ``hidden`` hidden neurons: 14 h + 2 (NNDTF) or 11 h + 1 (baseline)."""
+    if kind not in LAYOUT_FUNCTIONS:
+        raise ValueError(f"kind must be one of {tuple(LAYOUT_FUNCTIONS)}; got {kind!r}")
+    hidden = check_count(hidden, "hidden")
+    return (14 * hidden + 2) if kind == "nndtf" else (11 * hidden + 1)
+
+
+def hidden_of(kind: str, n_genes: int) -> int:
+    """The hidden neurons of a ``kind`` network of ``n_genes`` genes; ``ValueError`` if no network has that many."""
+    check_count(n_genes, "n_genes")
+    if kind not in LAYOUT_FUNCTIONS:
+        raise ValueError(f"kind must be one of {tuple(LAYOUT_FUNCTIONS)}; got {kind!r}")
+    extra, per = (2, 14) if kind == "nndtf" else (1, 11)
+    if n_genes < extra + per or (n_genes - extra) % per:
+        paper = per * N_HIDDEN + extra
+        raise ValueError(f"a {kind} network's genes must have {per} h + {extra} values along the last axis for h >= 1 "
+                         f"hidden neurons ({paper} values for the paper's {N_HIDDEN}); got {n_genes}")  # fmt: skip
+    return (n_genes - extra) // per
+
 
 GRID_NUMBERS = np.array([3, 2, 1, 6, 5, 4, 9, 8, 7])
 """The paper's grid number of each square (squares row-major from the top left): 1 to 9 right to left, top down."""
@@ -125,19 +161,20 @@ def nndtf_output(genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneo
     the dynamic one whose mean and spread come from its two neighbours (wrapping around), then the output
     neuron. ``order`` chooses how the neighbours' outputs are read (:data:`HIDDEN_ORDERS`).
     """
-    genes = check_genes(genes, NNDTF_GENES)
+    hidden = hidden_of("nndtf", np.shape(genes)[-1] if np.ndim(genes) else 0)  # 8 in the paper (chapter 22 varies it)
+    genes = check_genes(genes, gene_count("nndtf", hidden))
     if order not in HIDDEN_ORDERS:
         raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
-    part = {name: genes[where] for name, where in NNDTF_LAYOUT.items()}
-    v = part["input_weights"].reshape(N_INPUTS, N_HIDDEN)
+    part = {name: genes[where] for name, where in nndtf_layout(hidden).items()}
+    v = part["input_weights"].reshape(N_INPUTS, hidden)
     static = [transfer(sum(inputs[i] * v[i, j] for i in range(N_INPUTS)), part["static_mean"][j],
-                       part["static_spread"][j]) for j in range(N_HIDDEN)]  # fmt: skip
+                       part["static_spread"][j]) for j in range(hidden)]  # fmt: skip
     z = list(static)  # z_j until neuron j is computed: its static output
     source = static if order == "simultaneous" else z
-    for j in range(N_HIDDEN):
-        after, before = (j + 1) % N_HIDDEN, (j - 1) % N_HIDDEN  # neighbours, wrapping around (10)-(11)
+    for j in range(hidden):
+        after, before = (j + 1) % hidden, (j - 1) % hidden  # neighbours, wrapping around (10)-(11)
         z[j] = transfer(static[j], part["mean_link"][j] * source[after], part["spread_link"][j] * source[before])
-    total = sum(z[j] * part["output_weights"][j] for j in range(N_HIDDEN))
+    total = sum(z[j] * part["output_weights"][j] for j in range(hidden))
     return float(transfer(total, part["output_mean"][0], part["output_spread"][0]))
 
 
@@ -179,10 +216,12 @@ def nndtf_outputs(genes: np.ndarray, inputs: np.ndarray, order: str = "simultane
         raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
     genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
     batch = genes.shape[:-1]
-    genes = genes.reshape(-1, NNDTF_GENES)
-    part = {name: np.ascontiguousarray(genes[:, where]) for name, where in NNDTF_LAYOUT.items()}  # (B, size)
-    v = part["input_weights"].reshape(-1, N_INPUTS, N_HIDDEN)
-    sums = np.empty((len(inputs), len(genes), N_HIDDEN))  # (P, B, 8), board-major
+    hidden = hidden_of("nndtf", genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
+    genes = genes.reshape(-1, genes.shape[-1])
+    layout = NNDTF_LAYOUT if hidden == N_HIDDEN else nndtf_layout(hidden)
+    part = {name: np.ascontiguousarray(genes[:, where]) for name, where in layout.items()}  # (B, size)
+    v = part["input_weights"].reshape(-1, N_INPUTS, hidden)
+    sums = np.empty((len(inputs), len(genes), hidden))  # (P, B, 8), board-major
     np.matmul(inputs, v, out=sums.transpose(1, 0, 2))  # BLAS writes each network's (P, 8) block with a stride
     static = transfer(sums, part["static_mean"], part["static_spread"])
     if order == "simultaneous":  # the neighbours' static outputs, all neurons at once
@@ -190,8 +229,8 @@ def nndtf_outputs(genes: np.ndarray, inputs: np.ndarray, order: str = "simultane
                      _times_neighbour(part["spread_link"], static, -1))  # PREVIOUS_NEURON # fmt: skip
     else:
         z = static.copy()
-        for j in range(N_HIDDEN):
-            after, before = NEXT_NEURON[j], PREVIOUS_NEURON[j]
+        for j in range(hidden):
+            after, before = (j + 1) % hidden, (j - 1) % hidden  # NEXT_NEURON[j], PREVIOUS_NEURON[j] for 8
             z[..., j] = transfer(static[..., j], part["mean_link"][:, j] * z[..., after],
                                  part["spread_link"][:, j] * z[..., before])  # fmt: skip
     total = np.matmul(z.transpose(1, 0, 2), part["output_weights"][:, :, None])[..., 0]  # (B, P, 8) @ (B, 8, 1)
@@ -203,11 +242,13 @@ def baseline_outputs(genes: np.ndarray, inputs: np.ndarray) -> np.ndarray:
     """The traditional 9-8-1 network: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)``, outputs (..., P)."""
     genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
     batch = genes.shape[:-1]
-    genes = genes.reshape(-1, BASELINE_GENES)
-    v = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["input_weights"]]).reshape(-1, N_INPUTS, N_HIDDEN)
-    hidden = np.tanh(np.matmul(inputs, v) + genes[:, None, BASELINE_LAYOUT["hidden_bias"]])
-    w = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["output_weights"]])[:, :, None]
-    y = np.tanh(np.matmul(hidden, w)[..., 0] + genes[:, None, BASELINE_LAYOUT["output_bias"].start])
+    size = hidden_of("baseline", genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
+    genes = genes.reshape(-1, genes.shape[-1])
+    layout = BASELINE_LAYOUT if size == N_HIDDEN else baseline_layout(size)
+    v = np.ascontiguousarray(genes[:, layout["input_weights"]]).reshape(-1, N_INPUTS, size)
+    hidden = np.tanh(np.matmul(inputs, v) + genes[:, None, layout["hidden_bias"]])
+    w = np.ascontiguousarray(genes[:, layout["output_weights"]])[:, :, None]
+    y = np.tanh(np.matmul(hidden, w)[..., 0] + genes[:, None, layout["output_bias"].start])
     return y.reshape(*batch, len(inputs))
 
 
@@ -275,7 +316,7 @@ def ling_lam_player(kind: str, genes: np.ndarray, order: str = "simultaneous") -
         raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
     if order not in HIDDEN_ORDERS:
         raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
-    genes = check_genes(genes, NNDTF_GENES if kind == "nndtf" else BASELINE_GENES)
+    genes = check_genes(genes, gene_count(kind, hidden_of(kind, np.shape(genes)[-1] if np.ndim(genes) else 0)))
 
     def move(board: np.ndarray) -> int:
         board = np.asarray(board)
@@ -326,7 +367,10 @@ class TrainingSet:
         return cls(boards, heuristic_encoding(boards), scores, int(scores.max(axis=1).sum()), score_by_step)
 
 
-TRAINING_SOURCES = ("random games", "noisy heuristic games")
+TRAINING_SOURCES = ("random games", "noisy heuristic games", "uniform positions", "quiet games")
+QUIET_SCORE = 6**6
+"""A position is quiet (non-tactical) when the heuristic's best square scores below this: no win to take, no
+two O's to block (chapter 22)."""
 NOISY_HEURISTIC_RANDOM_MOVES = 0.5
 """In ``"noisy heuristic games"``, the chance that a move is uniformly random rather than the heuristic's."""
 
@@ -341,18 +385,30 @@ def training_positions(seed: int = 2011, count: int = 100, source: str = "random
     * ``"noisy heuristic games"``: both sides play the heuristic (O through the colour swap), each move
       being uniformly random instead with probability 1/2. (With the heuristic alone, X meets only 80
       distinct positions against a random O, too few for 100.)
+    * ``"uniform positions"`` (chapter 22): ``count`` of the 2,201 positions of :func:`all_x_positions`, drawn
+      uniformly without replacement (all of them for ``count=2201``), so that every position weighs the same
+      instead of as often as random games meet it;
+    * ``"quiet games"`` (chapter 22): as ``"random games"``, but only positions where the heuristic's best
+      square scores below :data:`QUIET_SCORE`, with no win to take and no line of two O's to block.
     """
     count = check_count(count, "count")
     check_count(seed, "seed", 0)
     if source not in TRAINING_SOURCES:
         raise ValueError(f"source must be one of {TRAINING_SOURCES}; got {source!r}")
     rng = np.random.default_rng(seed)
+    if source == "uniform positions":
+        every = all_x_positions().boards
+        if count > len(every):
+            raise ValueError(f"there are only {len(every)} positions with X to move; count must be at most that")
+        return TrainingSet.from_boards(every[np.sort(rng.permutation(len(every))[:count])])
+    best_scores = score_table(X).max(axis=1) if source == "quiet games" else None
     found: dict[int, np.ndarray] = {}
     for _ in range(100_000):
         board = np.zeros(9, dtype=np.int8)
         while not is_game_over(board):
             moves = legal_moves(board)
-            if player_to_move(board) == X and len(moves) >= 2:
+            quiet = best_scores is None or best_scores[board_index(board)] < QUIET_SCORE
+            if player_to_move(board) == X and len(moves) >= 2 and quiet:
                 found.setdefault(int(board_index(board)), board.copy())
                 if len(found) == count:
                     return TrainingSet.from_boards(np.array(list(found.values())))

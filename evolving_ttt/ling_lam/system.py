@@ -1,4 +1,4 @@
-"""Ling and Lam (2011) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
+"""Ling and Lam (2011) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 25).
 
 A task is one run of one method: task ``k`` is run ``k // M`` of method ``methods[k % M]`` of the settings'
 ``M`` methods, so that the methods' runs are shared out evenly. Its result is a :class:`LingLamTask`; the record
@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,15 @@ from evolving_ttt.ling_lam.experiment import (
 from evolving_ttt.ling_lam.experiment import estimated_memory as _estimated_memory
 from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS
 from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
-from evolving_ttt.ling_lam.network import GRID_NUMBERS, HIDDEN_ORDERS, TRAINING_SOURCES
+from evolving_ttt.ling_lam.network import (
+    GRID_NUMBERS,
+    HIDDEN_ORDERS,
+    TRAINING_SOURCES,
+    TrainingSet,
+    all_x_positions,
+    fitness,
+    ling_lam_outputs,
+)
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
 from evolving_ttt.records import DATA
 
@@ -113,8 +122,23 @@ def record_players(record: dict[str, TrainingRun]) -> list[TrainedNetwork]:
 
 
 def task_measures(settings: LingLamConfig, result: LingLamTask) -> dict[str, float | str]:
-    """The method and the fitness (31) of the trained network."""
-    return {"method": result.method, "fitness": result.champion_fitness}
+    """The method, the fitness (31) of the trained network on its training positions, the same on all 2,201
+    positions with X to move (``fitness_all``) and on the paper-setting positions (``fitness_paper_positions``,
+    100 from random games), and the run's fitness evaluations (chapters 17 and 22)."""
+    kind = METHODS[result.method][0]
+    paper = PAPER_LING_LAM.training()
+    outputs_all = ling_lam_outputs(kind, result.champion, all_x_positions_cached().inputs, settings.order)
+    outputs_paper = ling_lam_outputs(kind, result.champion, paper.inputs, settings.order)
+    return {"method": result.method, "fitness": result.champion_fitness,
+            "fitness_all": float(fitness(outputs_all, all_x_positions_cached())),
+            "fitness_paper_positions": float(fitness(outputs_paper, paper)),
+            "evaluations": float(result.evaluations)}  # fmt: skip
+
+
+@cache
+def all_x_positions_cached() -> TrainingSet:
+    """:func:`~evolving_ttt.ling_lam.network.all_x_positions`, computed once per process."""
+    return all_x_positions()
 
 
 def save_player(player: TrainedNetwork, path: str | Path, **provenance) -> None:
@@ -131,7 +155,7 @@ def policy_tables(player: TrainedNetwork) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: TrainedNetwork) -> Callable[[np.ndarray, int], Explanation]:
-    """The network's output, the grid number it points at, and the square nearest to it (chapter 22)."""
+    """The network's output, the grid number it points at, and the square nearest to it (chapter 26)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         output = float(player.outputs(heuristic_encoding((np.asarray(board) * mark)[None]))[0])
@@ -259,3 +283,15 @@ def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace, path
         save_trained_network(run.network(), paths[f"--data-dir ({method})"], **run.provenance())
         written[f"--data-dir ({method})"] = f"the fittest of the {run.config.seeds} {method} runs"
     return written
+
+
+def glance() -> list[dict]:
+    """The introduction's rows for Ling and Lam: each headline claim, measured at the paper's setting and at the
+    best setting of chapter 22's study (:func:`evolving_ttt.ling_lam.robustness.claim_rows`); none before the
+    study's databases exist."""
+    from evolving_ttt.ling_lam.robustness import STUDY_NAMES, claim_rows
+    from evolving_ttt.records import STUDIES
+
+    if not all((STUDIES / f"{name}.sqlite").is_file() for name in STUDY_NAMES):
+        return []
+    return claim_rows()

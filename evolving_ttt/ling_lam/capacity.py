@@ -1,0 +1,233 @@
+"""Can the network hold the paper's fitness at all? A continuous optimizer against the GA (chapter 22).
+
+The fitness (31) of a network is a step function of its genes: the output ``y`` picks a square through
+``ceil(8 y)``, so the fitness is flat almost everywhere and no gradient helps. To ask what the networks *can*
+represent, apart from what the paper's GAs find, this module fits them with a continuous optimizer to a smooth
+stand-in of (31), then reports the true (31) of what it found.
+
+* :func:`smooth_fitness` is the stand-in: each output's step is blurred by a logistic of width ``tau`` (in
+  units of ``8 y``), so that the fitness is the expected score of a slightly noisy move; as ``tau`` goes to 0 it
+  becomes (31) itself.
+* :func:`fit_network` runs scipy's L-BFGS-B on it, genes boxed in [-1, 1], with ``tau`` lowered in stages
+  (continuation); the gradient is a forward difference computed for all genes in one batched network call.
+* :func:`capacity_study` does many seeded restarts for several networks and position sets; :func:`save_capacity`
+  and :func:`load_capacity` keep the results as JSON (format ``ling-lam-capacity``) in ``book/data/studies``.
+
+Run from the command line (the full study of chapter 22)::
+
+    python -m evolving_ttt.ling_lam.capacity --restarts 24 --seed 1 --out book/data/studies/ling_lam_capacity.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.game import check_count, check_instance
+from evolving_ttt.ling_lam.network import (
+    NETWORK_KINDS,
+    TRAINING_SOURCES,
+    TrainingSet,
+    fitness,
+    gene_count,
+    ling_lam_outputs,
+    training_positions,
+)
+from evolving_ttt.records import Fields, check_path, json_text, read_record, write_checked
+
+TAUS = (2.0, 0.5, 0.1, 0.02)
+"""The widths of the blur, in units of ``8 y`` (one step of the move rule is 1), lowered stage by stage."""
+FINITE_STEP = 1e-6
+"""The step of the forward differences."""
+CAPACITY_FORMAT = "ling-lam-capacity"
+"""The ``format`` field of a capacity study's JSON file."""
+ALL_POSITIONS = "all positions"
+"""The name of the position set of all 2,201 positions with X to move (besides :data:`TRAINING_SOURCES`)."""
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # the logistic, without overflow
+
+
+def smooth_fitness(outputs: np.ndarray, training: TrainingSet, tau: float) -> np.ndarray:
+    """The smooth stand-in of (31) for outputs (..., P): the expected score when ``8 y`` is blurred by ``tau``.
+
+    Step ``k`` (0 to 16) of :func:`~evolving_ttt.ling_lam.network.output_steps` holds for ``8 y`` in
+    ``(k - 9, k - 8]`` (the end steps reach to infinity); its weight is the difference of two logistics of width
+    ``tau`` at those bounds. The result is the weighted sum of the steps' scores over the positions, divided by
+    the best total, as in (31); it lies in [0, 1] and tends to (31) as ``tau`` tends to 0.
+    """
+    check_instance(training, TrainingSet, "training", "a TrainingSet")
+    if not isinstance(tau, (int, float)) or isinstance(tau, bool) or not tau > 0:
+        raise ValueError(f"tau must be a number > 0; got {tau!r}")
+    bounds = np.arange(-8, 8) + 0.0  # the upper bounds of steps 0 to 15 in units of 8 y: -8, ..., 7
+    below = _sigmoid((bounds - 8.0 * np.asarray(outputs)[..., None]) / tau)  # P(8 y <= bound), (..., P, 16)
+    weights = np.diff(below, axis=-1, prepend=0.0, append=1.0)  # (..., P, 17)
+    return (weights * training.score_by_step).sum(axis=(-1, -2)) / training.best_total
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One restart of :func:`fit_network`: the genes and the true fitness (31) after each stage of ``taus``."""
+
+    genes: np.ndarray
+    stage_fitness: tuple[float, ...]
+    best_genes: np.ndarray
+    best_fitness: float
+    evaluations: int
+
+
+def fit_network(kind: str, training: TrainingSet, rng: np.random.Generator, hidden: int = 8,
+                taus: Sequence[float] = TAUS, max_iterations: int = 300) -> Fit:  # fmt: skip
+    """Fit a ``kind`` network to ``training`` from random genes: L-BFGS-B on :func:`smooth_fitness`, box [-1, 1].
+
+    The genes start uniform in [-1, 1) from ``rng``. Each stage maximises the stand-in at one ``tau`` (at most
+    ``max_iterations`` iterations) from where the last stage stopped; after each stage the true (31) of the genes
+    is taken. ``best_genes`` are those of the stage with the highest true fitness (the first of equals).
+    """
+    from scipy.optimize import minimize
+
+    if kind not in NETWORK_KINDS:
+        raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
+    check_instance(training, TrainingSet, "training", "a TrainingSet")
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
+    check_count(max_iterations, "max_iterations")
+    if not taus or any(not isinstance(t, (int, float)) or isinstance(t, bool) or not t > 0 for t in taus):
+        raise ValueError(f"taus must be a non-empty list of numbers > 0; got {taus!r}")
+    n = gene_count(kind, hidden)
+    genes = rng.uniform(-1.0, 1.0, n)
+    shifts = np.vstack([np.zeros(n), FINITE_STEP * np.eye(n)])  # the point and its n forward neighbours
+    count = [0]
+
+    def value_and_gradient(x: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
+        values = smooth_fitness(ling_lam_outputs(kind, x + shifts, training.inputs), training, tau)
+        count[0] += n + 1
+        return -values[0], -(values[1:] - values[0]) / FINITE_STEP
+
+    stages, best, best_genes = [], -1.0, genes
+    for tau in taus:
+        found = minimize(value_and_gradient, genes, args=(float(tau),), jac=True, method="L-BFGS-B",
+                         bounds=[(-1.0, 1.0)] * n, options={"maxiter": max_iterations})  # fmt: skip
+        genes = np.clip(found.x, -1.0, 1.0)
+        true = float(fitness(ling_lam_outputs(kind, genes, training.inputs), training))
+        stages.append(true)
+        if true > best:
+            best, best_genes = true, genes.copy()
+    return Fit(genes, tuple(stages), best_genes, best, count[0])
+
+
+def position_set(source: str, count: int = 100, seed: int = 2011) -> TrainingSet:
+    """A position set by name: a training source of :data:`TRAINING_SOURCES`, or :data:`ALL_POSITIONS`."""
+    if source == ALL_POSITIONS:
+        return training_positions(seed, 2201, "uniform positions")
+    if source not in TRAINING_SOURCES:
+        raise ValueError(f"source must be one of {(*TRAINING_SOURCES, ALL_POSITIONS)}; got {source!r}")
+    return training_positions(seed, count, source)
+
+
+def capacity_study(
+    targets: Sequence[tuple[str, str, int]], restarts: int, seed: int = 1, taus: Sequence[float] = TAUS,
+    max_iterations: int = 300, progress: bool = False,
+) -> dict:  # fmt: skip
+    """Fit each target ``(kind, source, restarts)`` ``restarts`` times (at most, capped by the target's own count).
+
+    Restart ``r`` of target ``t`` starts from ``numpy.random.default_rng([seed, t, r])``, so any restart can be
+    re-run alone. Returns the record :func:`save_capacity` writes: the settings, and per target every restart's
+    true fitness after each stage and its best, plus the genes of the best restart.
+    """
+    check_count(restarts, "restarts")
+    check_count(seed, "seed", 0)
+    results = []
+    for t, (kind, source, cap) in enumerate(targets):
+        training = position_set(source)
+        rows, best = [], None
+        for r in range(min(restarts, check_count(cap, "a target's restarts"))):
+            start = time.perf_counter()
+            fit = fit_network(kind, training, np.random.default_rng([seed, t, r]), taus=taus,
+                              max_iterations=max_iterations)  # fmt: skip
+            rows.append({"restart": r, "stage_fitness": list(fit.stage_fitness), "best_fitness": fit.best_fitness,
+                         "evaluations": fit.evaluations, "seconds": round(time.perf_counter() - start, 2)})  # fmt: skip
+            if best is None or fit.best_fitness > best[0]:
+                best = (fit.best_fitness, fit.best_genes)
+            if progress:
+                print(f"{kind} on {source}: restart {r}: {fit.best_fitness:.4f}", file=sys.stderr, flush=True)
+        results.append({"kind": kind, "source": source, "positions": len(training.boards), "restarts": rows,
+                        "best_fitness": best[0], "best_genes": best[1].tolist()})  # fmt: skip
+    return {"format": CAPACITY_FORMAT, "version": 1, "seed": seed, "taus": list(taus),
+            "max_iterations": max_iterations, "targets": results}  # fmt: skip
+
+
+def save_capacity(record: dict, path: str | Path) -> None:
+    """Write a :func:`capacity_study` record as JSON, whole or not at all, once :func:`load_capacity` reads it."""
+    path = check_path(path)
+    write_checked(path, json_text(record, path, indent=None), load_capacity, "Ling-Lam capacity study")
+
+
+def load_capacity(path: str | Path) -> dict:
+    """Read a file of :func:`save_capacity`, checking its fields; ``ValueError`` naming the file and the field."""
+    path = check_path(path)
+    record = read_record(path, CAPACITY_FORMAT, "a Ling-Lam capacity study")
+    top = Fields(path, record, "a Ling-Lam capacity study")
+    top.integer("seed", 0)
+    top.integer("max_iterations", 1)
+    targets = top.get("targets")
+    if not isinstance(targets, list) or not targets:
+        raise top.fail("targets", "must be a non-empty list")
+    for k, target in enumerate(targets):
+        fields = Fields(path, target, f"a Ling-Lam capacity study, target {k}")
+        kind = fields.text("kind", NETWORK_KINDS)
+        fields.text("source", (*TRAINING_SOURCES, ALL_POSITIONS))
+        fields.integer("positions", 1)
+        best = fields.number("best_fitness", 0.0, 1.0)
+        genes = fields.get("best_genes")
+        if not isinstance(genes, list) or len(genes) not in (gene_count(kind, h) for h in range(1, 65)):
+            raise fields.fail("best_genes", f"must be the genes of a {kind} network")
+        fields.numbers("best_genes", (len(genes),), -1.0, 1.0)
+        rows = fields.get("restarts")
+        if not isinstance(rows, list) or not rows:
+            raise fields.fail("restarts", "must be a non-empty list")
+        for row in rows:
+            row_fields = Fields(path, row, f"a Ling-Lam capacity study, target {k}, a restart")
+            row_fields.integer("restart", 0)
+            value = row_fields.number("best_fitness", 0.0, 1.0)
+            if value > best:
+                raise fields.fail("best_fitness", "is below a restart's best fitness")
+    return record
+
+
+PAPER_TARGETS = (
+    ("nndtf", "random games", 24), ("baseline", "random games", 24),
+    ("nndtf", "uniform positions", 10), ("baseline", "uniform positions", 10),
+    ("nndtf", "quiet games", 10), ("baseline", "quiet games", 10),
+    ("nndtf", ALL_POSITIONS, 3), ("baseline", ALL_POSITIONS, 3),
+)  # fmt: skip
+"""The targets of chapter 22's study: (network, position set, most restarts). The paper's setting gets the most;
+all 2,201 positions cost 22 times as much per restart."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evolving_ttt.ling_lam.capacity``: the capacity study of chapter 22 into a JSON file."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--restarts", type=int, default=24, help="restarts per target (at most the target's cap)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-iterations", type=int, default=300, help="L-BFGS-B iterations per stage")
+    parser.add_argument("--out", required=True, help="the JSON file to write (.json)")
+    args = parser.parse_args(argv)
+    if not args.out.endswith(".json"):
+        parser.error("--out must end in .json")
+    record = capacity_study(PAPER_TARGETS, args.restarts, args.seed, TAUS, args.max_iterations, progress=True)
+    save_capacity(record, args.out)
+    for target in record["targets"]:
+        print(f"{target['kind']:>8} on {target['source']:<18}: best fitness (31) {target['best_fitness']:.4f} "
+              f"over {len(target['restarts'])} restarts")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

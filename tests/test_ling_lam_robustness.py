@@ -1,0 +1,177 @@
+"""Chapter 22's additions to Ling and Lam: the generational GA, the hidden size, the position sets, the capacity fit."""
+
+import json
+
+import numpy as np
+import pytest
+
+from evolving_ttt.game import EMPTY, X, board_index, is_game_over
+from evolving_ttt.ling_lam import capacity, engine, experiment, ga, network, system
+from evolving_ttt.ling_lam.heuristic import score_table
+
+
+def small_training():
+    return network.training_positions(3, 20)
+
+
+@pytest.mark.parametrize("kind", ["nndtf", "baseline"])
+@pytest.mark.parametrize("population", [6, 7])
+def test_generational_readable_and_lockstep_agree(kind, population):
+    training = small_training()
+    evaluate = experiment.fitness_function(kind, training)
+    n = network.gene_count(kind)
+    settings = ga.TraditionalGASettings(population=population, iterations=25, form="generational")
+    readable = [ga.traditional_ga(evaluate, n, np.random.default_rng(s), settings) for s in (5, 6)]
+    lockstep = engine.traditional_ga_lockstep(evaluate, n, [np.random.default_rng(s) for s in (5, 6)], settings)
+    for k, run in enumerate(readable):
+        assert np.array_equal(run.champions[0], lockstep.champions[k])
+        assert np.array_equal(run.best_fitness[0], lockstep.best_fitness[k])
+        assert np.array_equal(run.population[0], lockstep.population[k])
+    assert lockstep.evaluations == population + population * 25
+
+
+def test_generational_keeps_its_best_and_differs_from_steady_state():
+    training = small_training()
+    evaluate = experiment.fitness_function("baseline", training)
+    settings = ga.TraditionalGASettings(iterations=40, form="generational")
+    run = ga.traditional_ga(evaluate, network.BASELINE_GENES, np.random.default_rng(1), settings)
+    assert np.all(np.diff(run.best_fitness[0]) >= 0)
+    assert run.champion_fitness[0] == evaluate(run.champions)[0] == run.fitness[0].max()
+    steady = ga.traditional_ga(evaluate, network.BASELINE_GENES, np.random.default_rng(1),
+                               ga.TraditionalGASettings(iterations=40))  # fmt: skip
+    assert not np.array_equal(steady.champions, run.champions)
+    assert steady.evaluations == 10 + 2 * 40 and run.evaluations == 10 + 10 * 40
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="form must be one of"):
+        ga.TraditionalGASettings(form="elitist")
+    for hidden in (0, 65, True, 2.5):
+        with pytest.raises(ValueError, match="hidden"):
+            experiment.LingLamConfig(hidden=hidden)
+    with pytest.raises(ValueError, match="training_source"):
+        experiment.LingLamConfig(training_source="all")
+    with pytest.raises(ValueError, match="hidden"):
+        network.nndtf_layout(0)
+    with pytest.raises(ValueError, match="14 h \\+ 2"):
+        network.hidden_of("nndtf", 115)
+    with pytest.raises(ValueError, match="11 h \\+ 1"):
+        network.hidden_of("baseline", 11)
+    with pytest.raises(ValueError, match="kind"):
+        network.gene_count("tanh", 8)
+
+
+@pytest.mark.parametrize("hidden", [1, 3, 5, 8])
+@pytest.mark.parametrize("order", network.HIDDEN_ORDERS)
+def test_any_hidden_size_readable_and_vectorized_agree(hidden, order):
+    rng = np.random.default_rng(hidden)
+    n = network.gene_count("nndtf", hidden)
+    assert n == 14 * hidden + 2 and network.hidden_of("nndtf", n) == hidden
+    assert network.nndtf_layout(hidden)["output_spread"].stop == n
+    assert network.baseline_layout(hidden)["output_bias"].stop == network.gene_count("baseline", hidden)
+    genes, inputs = rng.uniform(-1, 1, (3, n)), small_training().inputs
+    batch = network.nndtf_outputs(genes, inputs, order)
+    for b in range(3):
+        for p in range(0, len(inputs), 7):
+            assert abs(network.nndtf_output(genes[b], inputs[p], order) - batch[b, p]) < 1e-12
+
+
+def test_paper_size_layouts_are_unchanged():
+    assert network.nndtf_layout() == network.NNDTF_LAYOUT and network.gene_count("nndtf") == 114
+    assert network.baseline_layout() == network.BASELINE_LAYOUT and network.gene_count("baseline") == 89
+
+
+@pytest.mark.parametrize("kind", ["nndtf", "baseline"])
+def test_small_networks_train_save_and_load(kind, tmp_path):
+    config = experiment.LingLamConfig(seeds=2, iterations=30, hidden=3, methods=(kind,))
+    run = experiment.train(kind, config, seed=2)
+    assert run.champions.shape == (2, network.gene_count(kind, 3))
+    net = run.network()
+    assert net.hidden == 3
+    experiment.save_trained_network(net, tmp_path / "n.json", **run.provenance())
+    loaded, provenance = experiment.load_trained_network(tmp_path / "n.json")
+    assert np.array_equal(loaded.genes, net.genes) and provenance["experiment"]["hidden"] == 3
+    assert np.array_equal(experiment.network_move_table(loaded), experiment.network_move_table(net))
+    record = json.loads((tmp_path / "n.json").read_text())
+    record["layout"] = experiment._layout_record(kind)  # the paper's layout with 3 hidden neurons' genes
+    (tmp_path / "bad.json").write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="genes"):
+        experiment.load_trained_network(tmp_path / "bad.json")
+    experiment.save_training_runs({kind: run}, tmp_path / "runs.npz")
+    assert np.array_equal(experiment.load_training_runs(tmp_path / "runs.npz")[kind].champions, run.champions)
+
+
+def test_settings_written_before_chapter_22_load_with_the_defaults():
+    record = experiment.PAPER_LING_LAM.as_dict()
+    del record["hidden"], record["traditional"]["form"]
+    assert experiment.LingLamConfig.from_dict(record) == experiment.PAPER_LING_LAM
+    record["traditional"]["kind"] = "generational"
+    with pytest.raises(ValueError, match="unknown settings"):
+        experiment.LingLamConfig.from_dict(record)
+
+
+def test_new_position_sources():
+    every = network.all_x_positions()
+    whole = network.training_positions(1, len(every.boards), "uniform positions")
+    assert sorted(board_index(whole.boards).tolist()) == sorted(board_index(every.boards).tolist())
+    with pytest.raises(ValueError, match="at most"):
+        network.training_positions(1, len(every.boards) + 1, "uniform positions")
+    quiet = network.training_positions(4, 60, "quiet games")
+    assert (score_table(X)[board_index(quiet.boards)].max(axis=1) < network.QUIET_SCORE).all()
+    assert all(not is_game_over(b) and (b == EMPTY).sum() >= 2 for b in quiet.boards)
+    games = network.training_positions(4, 60)
+    assert (score_table(X)[board_index(games.boards)].max(axis=1) >= network.QUIET_SCORE).any()
+
+
+def test_task_measures_give_fitness_on_all_and_paper_positions():
+    settings = experiment.LingLamConfig(seeds=1, iterations=20, training_count=30, methods=("baseline",))
+    (result,) = system.run_tasks(settings, 3, [0])
+    measures = system.task_measures(settings, result)
+    every, paper = network.all_x_positions(), experiment.PAPER_LING_LAM.training()
+    assert measures["fitness"] == result.champion_fitness
+    assert measures["fitness_all"] == network.fitness(network.baseline_outputs(result.champion, every.inputs), every)
+    paper_fitness = network.fitness(network.baseline_outputs(result.champion, paper.inputs), paper)
+    assert measures["fitness_paper_positions"] == paper_fitness
+    assert measures["evaluations"] == 10 + 2 * 20
+
+
+def test_smooth_fitness_tends_to_the_fitness():
+    training = small_training()
+    rng = np.random.default_rng(2)
+    y = rng.uniform(-1, 1, (6, len(training.boards)))
+    y = np.where(np.abs(8 * y - np.round(8 * y)) < 0.01, y + 0.01, y)  # away from the steps' edges
+    exact = network.fitness(y, training)
+    assert np.allclose(capacity.smooth_fitness(y, training, 1e-4), exact, atol=1e-12)
+    blurred = capacity.smooth_fitness(y, training, 3.0)
+    assert np.all((blurred > 0) & (blurred < 1)) and not np.allclose(blurred, exact)
+    with pytest.raises(ValueError, match="tau"):
+        capacity.smooth_fitness(y, training, 0.0)
+
+
+def test_fit_network_reports_the_true_fitness_of_its_genes(tmp_path):
+    training = small_training()
+    fit = capacity.fit_network("baseline", training, np.random.default_rng(0), taus=(1.0, 0.1), max_iterations=20)
+    assert fit.best_fitness == max(fit.stage_fitness)
+    assert fit.best_fitness == network.fitness(network.baseline_outputs(fit.best_genes, training.inputs), training)
+    assert np.all(np.abs(fit.best_genes) <= 1) and fit.evaluations > 0
+    with pytest.raises(ValueError, match="kind"):
+        capacity.fit_network("tanh", training, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="taus"):
+        capacity.fit_network("nndtf", training, np.random.default_rng(0), taus=())
+
+
+def test_capacity_file_round_trip_and_refusals(tmp_path):
+    record = capacity.capacity_study([("baseline", "quiet games", 2)], restarts=2, seed=3, taus=(0.5,),
+                                     max_iterations=5)  # fmt: skip
+    capacity.save_capacity(record, tmp_path / "c.json")
+    loaded = capacity.load_capacity(tmp_path / "c.json")
+    assert loaded["targets"][0]["best_fitness"] == max(r["best_fitness"] for r in record["targets"][0]["restarts"])
+    again = capacity.capacity_study([("baseline", "quiet games", 2)], restarts=2, seed=3, taus=(0.5,),
+                                    max_iterations=5)  # fmt: skip
+    assert again["targets"][0]["best_genes"] == record["targets"][0]["best_genes"]
+    record["targets"][0]["best_fitness"] = 0.0
+    with pytest.raises(ValueError, match="below a restart"):
+        capacity.save_capacity(record, tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()
+    with pytest.raises(ValueError, match="source"):
+        capacity.position_set("every position")

@@ -200,7 +200,7 @@ from evolving_ttt.cli import (
     build_parser, main,
 )
 
-# Chapter 20: the arena, every system's players on the same exact yardsticks
+# Chapter 24: the arena, every system's players on the same exact yardsticks
 from evolving_ttt.records import (
     BENCH_RESULTS, BENCHMARK_FORMAT, save_benchmark, load_benchmark,
 )
@@ -224,7 +224,7 @@ from evolving_ttt.mohammadi.system import (
     mohammadi_champion,
 )
 
-# Chapter 21: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
+# Chapter 25: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
 from evolving_ttt.systems import (
     System, REQUIRED_NAMES, BUILT_IN, check_system, register_system, unregister_system, registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
@@ -242,17 +242,28 @@ from evolving_ttt.sweeps import (
 
 # Chapters 20 to 23: is it the paper or a detail? Robustness studies read from their sweep databases
 from evolving_ttt.studies import (
-    STUDIES, GLANCE_COLUMNS, study_path, study_table, mean_interval, share_interval, cell_summary, rerun_check,
-    plot_intervals, at_a_glance,
+    STUDIES, GLANCE_COLUMNS, study_path, study_table, cell_summary, rerun_check, plot_intervals, at_a_glance,
+    GLANCE_HEADINGS, glance_markdown,
+)
+from evolving_ttt.statistics import (
+    mean_interval, share_interval,
+)
+from evolving_ttt.store import (
+    describe_definition,
 )
 
-# Chapter 22: play against every player of the book (book/22_play.ipynb)
+# Chapter 20: the control study, Fogel (1993)
+from evolving_ttt.fogel.study import (
+    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_glance,
+)
+
+# Chapter 26: play against every player of the book (book/26_play.ipynb)
 from evolving_ttt.play import (
     OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,
     PlayWidget, play_widget,
 )
 
-# Chapter 22: the board of the rendered page, which plays without a kernel
+# Chapter 26: the board of the rendered page, which plays without a kernel
 from evolving_ttt.static_board import (
     encode_side, decode_side, players_script, write_players_script,
 )

@@ -1,6 +1,6 @@
 """The command line: one subcommand per registered system (``evolve``, ``al-khateeb``, ``ling-lam``,
-``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11), ``arena`` (chapter 20) and ``sweep``
-(chapter 21).
+``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11), ``arena`` (chapter 24) and ``sweep``
+(chapter 20).
 
 Every system command is built from the registry and works the same way: the system's own options, and
 ``--seed``, ``--out``, ``--workers``, ``--scheduler``, ``--quiet`` and ``--force``; the tasks run on local
@@ -311,7 +311,7 @@ def system_command(system, args: argparse.Namespace, outputs: list[Output] | Non
 
 
 def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
-    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 21)."""
+    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 20)."""
     from evolving_ttt.store import SweepStore
     from evolving_ttt.sweeps import check_sweep_size, parse_grid, status_line, sweep, sweep_definition, sweep_table
 
@@ -347,7 +347,7 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
 
 
 def _arena_command(args: argparse.Namespace, outputs: list[Output]) -> int:
-    """``arena``: the table, and with ``--json`` the whole report (chapter 20)."""
+    """``arena``: the table, and with ``--json`` the whole report (chapter 24)."""
     made = check_output_paths({"--json": (args.json, ".json")}, args.force) if args.json else {}
     outputs.extend(made.values())
     report = arena_report()

@@ -1,4 +1,4 @@
-"""The sweep database: a sweep's definition and one row per finished task, in SQLite (chapter 21).
+"""The sweep database: a sweep's definition and one row per finished task, in SQLite (chapter 20).
 
 :class:`SweepStore` keeps a sweep safe against interruption. The file is an SQLite database in WAL mode with two
 tables: ``sweep`` holds the sweep's definition (JSON) and ``tasks`` one row per finished task, keyed by
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     PRIMARY KEY (cell, seed, task)
 );
 """
-"""The two tables of a sweep database (chapter 21)."""
+"""The two tables of a sweep database (chapter 20)."""
 
 OPEN_TIMEOUT = 60.0
 """Seconds a sweep database is tried again while another process holds it locked."""
@@ -47,7 +47,7 @@ TASK_COLUMNS = ("cell", "seed", "task", "settings", "measures", "player", "wall_
 
 
 class SweepStore:
-    """One sweep's database file (chapter 21).
+    """One sweep's database file (chapter 20).
 
     Parameters
     ----------

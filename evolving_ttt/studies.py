@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from evolving_ttt.records import STUDIES
-from evolving_ttt.statistics import mean_interval, share_interval
+from evolving_ttt.statistics import mean_interval
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import grid_cells, run_sweep_task, sweep_table
 from evolving_ttt.systems import get_system, registered_systems
@@ -195,7 +195,15 @@ def at_a_glance():
     return pd.DataFrame(rows, columns=list(GLANCE_COLUMNS))
 
 
-__all__ = [
-    "GLANCE_COLUMNS", "STUDIES", "at_a_glance", "cell_summary", "mean_interval", "plot_intervals", "rerun_check",
-    "share_interval", "study_path", "study_table",
-]  # fmt: skip
+GLANCE_HEADINGS = ("paper", "headline claim", "the paper's figure", "the book, paper's setting",
+                   "best found by the study", "with", "verdict")  # fmt: skip
+"""The headings of the table at a glance, in the order of :data:`GLANCE_COLUMNS`."""
+
+
+def glance_markdown(table=None) -> str:
+    """The table at a glance (:func:`at_a_glance`) as a Markdown table, as the introduction and the README show it."""
+    table = at_a_glance() if table is None else table
+    lines = ["| " + " | ".join(GLANCE_HEADINGS) + " |", "|" + "---|" * len(GLANCE_HEADINGS)]
+    for _, row in table.iterrows():
+        lines.append("| " + " | ".join(str(row[c]).replace("|", "/") for c in GLANCE_COLUMNS) + " |")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""Sweeps: any setting of any system over many seeds, kept in a database, on one machine or a cluster (chapter 21).
+"""Sweeps: any setting of any system over many seeds, kept in a database, on one machine or a cluster (chapter 20).
 
 A sweep is a system, a grid of settings and a number of seeds. The grid is the product of lists of values, one
 list per setting, each setting named by its dotted path into the system's settings (``mutation.weight_spread``,
@@ -37,7 +37,7 @@ from evolving_ttt.store import SweepStore
 from evolving_ttt.systems import get_system, system_player
 
 SWEEP_FORMAT = "ttt-sweep"
-"""The ``format`` of a sweep's definition (chapter 21)."""
+"""The ``format`` of a sweep's definition (chapter 20)."""
 
 YARDSTICKS = (
     "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
@@ -51,7 +51,7 @@ lose from either side (1 or 0)."""
 
 
 def settings_keys(settings: Any) -> dict[str, type]:
-    """Every setting of a settings dataclass by its dotted path, with its type (chapter 21).
+    """Every setting of a settings dataclass by its dotted path, with its type (chapter 20).
 
     Nested settings (``mutation``, ``player``, ...) are opened: their fields are ``mutation.weight_spread``, ...
     """
@@ -114,7 +114,7 @@ def with_setting(settings: Any, key: str, value: Any) -> Any:
 
 
 def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """``--set KEY=V1,V2,...`` texts as ``[(key, [value texts])]``, each value checked by the settings (chapter 21).
+    """``--set KEY=V1,V2,...`` texts as ``[(key, [value texts])]``, each value checked by the settings (chapter 20).
 
     Raises
     ------
@@ -216,7 +216,7 @@ def yardsticks(player: ArenaPlayer) -> dict[str, float]:
 
 
 def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
-    """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 21)."""
+    """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 20)."""
     start = time.perf_counter()
     system = get_system(system_name)
     cell, seed, task, settings = item
@@ -256,7 +256,7 @@ def sweep(
     scheduler: object = None,
     progress: bool = True,
 ):
-    """Run a sweep, or the part of it not yet in ``db``, and return its table (chapter 21).
+    """Run a sweep, or the part of it not yet in ``db``, and return its table (chapter 20).
 
     Parameters
     ----------
@@ -303,7 +303,7 @@ def sweep(
 
 
 def sweep_table(db: str | Path):
-    """A sweep's recorded tasks as a pandas ``DataFrame``, one row per task (chapter 21).
+    """A sweep's recorded tasks as a pandas ``DataFrame``, one row per task (chapter 20).
 
     Columns: ``cell``, ``seed``, ``task``, one column per swept setting (its value in the cell), the arena's
     :data:`YARDSTICKS`, the system's own measures, ``wall_time`` (seconds) and ``worker``.
@@ -329,7 +329,7 @@ def sweep_table(db: str | Path):
 
 
 def sweep_player(db: str | Path, cell: int, seed: int, task: int) -> ArenaPlayer:
-    """The saved final player of one task of a sweep, ready to measure or to play (chapter 21)."""
+    """The saved final player of one task of a sweep, ready to measure or to play (chapter 20)."""
     with SweepStore(db) as store:
         system = get_system(store.definition["system"])
         found = store.connection.execute(

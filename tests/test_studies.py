@@ -112,7 +112,9 @@ class _Glancing:
     def __init__(self, rows):
         import evolving_ttt.fogel.system as fogel
 
-        self.__dict__.update({name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__")})
+        self.__dict__.update(
+            {name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__") and name != "glance"}
+        )
         self.name, self.command, self.rows = "glancing", "glancing", rows
 
     def glance(self):

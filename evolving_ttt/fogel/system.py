@@ -1,9 +1,9 @@
-"""Fogel (1993) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
+"""Fogel (1993) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 25).
 
 A task is one trial of :func:`~evolving_ttt.fogel.evolution.evolve`; its result is an
 :class:`~evolving_ttt.fogel.evolution.EvolutionRun` holding that trial alone; the record is the merged run, and a
 player is a :class:`~evolving_ttt.fogel.network.Network`. :func:`fogel_champion` is chapter 7's champion as the
-arena and the play widget know it (chapter 22).
+arena and the play widget know it (chapter 26).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs, save_network
 from evolving_ttt.fogel.opponent import OpponentRules
 from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
+from evolving_ttt.fogel.study import control_glance
 from evolving_ttt.game import O, X
 from evolving_ttt.outcomes import policy_table
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
@@ -99,7 +100,7 @@ def policy_tables(player: Network) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: Network) -> Callable[[np.ndarray, int], Explanation]:
-    """The network's nine outputs, and the square it plays (chapter 22)."""
+    """The network's nine outputs, and the square it plays (chapter 26)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         move = network_move(player, board, mark)
@@ -115,7 +116,7 @@ def explain(player: Network) -> Callable[[np.ndarray, int], Explanation]:
 
 
 def fogel_champion(path: str | Path = DATA / "champion.json") -> ArenaPlayer:
-    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 22)."""
+    """Fogel's champion network from its file; as O it plays through the colour swap (chapter 26)."""
     network, provenance = load_network(path)
     training = "50 parents + 50 offspring x 32 games x 800 generations = 2,560,000 games per trial"
     x_policy, o_policy = policy_tables(network)
@@ -205,3 +206,9 @@ def write_outputs(record: EvolutionRun, args: argparse.Namespace, paths: dict[st
     champion = record.best_network(0)
     save_network(champion, paths["--champion"], **champion_provenance(record, 0))
     return {"--champion": f"best network of trial 0 ({champion.hidden_count} hidden nodes)"}
+
+
+def glance() -> list[dict]:
+    """Fogel's rows of the introduction's table, from the control study of chapter 20
+    (:func:`~evolving_ttt.fogel.study.control_glance`)."""
+    return control_glance()

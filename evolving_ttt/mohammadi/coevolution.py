@@ -74,6 +74,14 @@ PLAYAT_READINGS = ("each", "any")
 JUDGES = ("perfect", "random", "none")
 """Who picks the seeds of the next run: the scripted judge, a control that picks at random, or nobody (chapter 19)."""
 
+BONUS_ROLES = ("added", "tie_break")
+"""How the bonuses decide a double game: added to the outcome points, the program with more points winning (the
+book's reading), or only breaking ties between equal outcome points (the other reading, chapter 23)."""
+
+LATER_SETTINGS = ("bonus_role", "crossover_root")
+"""Settings added after the first files were written (chapter 23): a file without them states the book's reading,
+so :meth:`MohammadiConfig.from_dict` fills them in with their defaults."""
+
 
 @dataclass(frozen=True)
 class MohammadiConfig:
@@ -118,6 +126,13 @@ class MohammadiConfig:
         Programs the judge keeps for the next run (the paper's N).
     best_candidates, random_candidates
         The judge sees the best programs of the run's last generation and some random others.
+    bonus_role
+        One of :data:`BONUS_ROLES`: "added", the bonuses are added to the outcome points and the program with more
+        points wins the double game (the book's reading); "tie_break", the outcome points decide and the bonuses
+        only break a tie between equal outcome points (chapter 23). Fitness is the points either way.
+    crossover_root
+        Whether crossover may pick the root of a parent (the paper forbids only mutation there; chapter 23).
+        False: DEAP's ``cxOnePoint``, which never picks a root (the book's reading).
     """
 
     population: int = 128
@@ -137,6 +152,8 @@ class MohammadiConfig:
     seeds_kept: int = 10
     best_candidates: int = 20
     random_candidates: int = 20
+    bonus_role: str = "added"
+    crossover_root: bool = False
 
     def __post_init__(self) -> None:
         check_count(self.population, "population", minimum=2)
@@ -172,6 +189,10 @@ class MohammadiConfig:
             raise ValueError(f"best_candidates + random_candidates ({shown}) exceed the population ({self.population})")
         if self.seeds_kept > shown:
             raise ValueError(f"seeds_kept ({self.seeds_kept}) exceeds the candidates shown to the judge ({shown})")
+        if self.bonus_role not in BONUS_ROLES:
+            raise ValueError(f"bonus_role must be one of {BONUS_ROLES}; got {self.bonus_role!r}")
+        if not isinstance(self.crossover_root, bool):
+            raise ValueError(f"crossover_root must be True or False; got {self.crossover_root!r}")
 
     def as_dict(self) -> dict:
         """The settings as a plain dictionary (for JSON)."""
@@ -179,13 +200,14 @@ class MohammadiConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> MohammadiConfig:
-        """The inverse of :meth:`as_dict`; unknown and missing keys are an error (a file states every setting)."""
+        """The inverse of :meth:`as_dict`; unknown and missing keys are an error (a file states every setting),
+        except the :data:`LATER_SETTINGS`, which a file written before them lacks: they take their defaults."""
         if not isinstance(data, dict):
             raise ValueError(f"data must be a dict of settings; got {type(data).__name__}")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown settings {sorted(map(str, unknown))}")
-        missing = set(cls.__dataclass_fields__) - set(data)
+        missing = set(cls.__dataclass_fields__) - set(data) - set(LATER_SETTINGS)
         if missing:
             raise ValueError(f"missing settings {sorted(missing)}")
         return cls(**data)
@@ -231,6 +253,20 @@ def mutate_below_root(individual: gp.PrimitiveTree, expr, pset: gp.PrimitiveSet)
     return (individual,)
 
 
+def crossover_anywhere(first: gp.PrimitiveTree, second: gp.PrimitiveTree) -> tuple[gp.PrimitiveTree, gp.PrimitiveTree]:
+    """One-point crossover that may pick any node, the root included (``crossover_root=True``, chapter 23).
+
+    DEAP's ``cxOnePoint`` picks a node below the root in each parent; here each parent's node is drawn uniformly
+    from all of its nodes, and the subtrees below them are swapped. A picked root hands over the whole tree, so a
+    child can take a new root (or even become a single terminal). Changes its arguments in place, as DEAP does.
+    """
+    index1 = random.randrange(len(first))
+    index2 = random.randrange(len(second))
+    slice1, slice2 = first.searchSubtree(index1), second.searchSubtree(index2)
+    first[slice1], second[slice2] = second[slice2], first[slice1]
+    return first, second
+
+
 def variation_operators(config: MohammadiConfig):
     """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 18).
 
@@ -243,7 +279,7 @@ def variation_operators(config: MohammadiConfig):
     def grow(pset):
         return gp.genGrow(pset, 0, config.mutation_depth)
 
-    crossover = limit(gp.cxOnePoint)
+    crossover = limit(crossover_anywhere if config.crossover_root else gp.cxOnePoint)
     mutation = limit(lambda individual: mutate_below_root(individual, grow, PRIMITIVES))
     return crossover, mutation
 
@@ -346,17 +382,38 @@ class DoubleGames:
         Each player's result in game 1 and game 2 (+1 win, 0 draw, -1 loss).
     a_points, b_points : (n,) float
         Outcome points plus the PLAY-AT and move bonuses.
+    bonus_role : str
+        How the points decide (:data:`BONUS_ROLES`, :func:`holder_wins`).
     """
 
     a_results: np.ndarray
     b_results: np.ndarray
     a_points: np.ndarray
     b_points: np.ndarray
+    bonus_role: str = "added"
 
     @property
     def a_wins(self) -> np.ndarray:
-        """Whether ``a`` wins the double game: more points; a tie goes to ``a``."""
-        return self.a_points >= self.b_points
+        """Whether ``a`` wins the double game (:func:`holder_wins`): a tie goes to ``a``."""
+        return holder_wins(self.a_points, self.b_points, self.a_results, self.b_results, self.bonus_role)
+
+
+def holder_wins(a_points, b_points, a_results, b_results, bonus_role: str = "added"):
+    """Whether ``a`` (the chain's holder) wins the double game against ``b``; a tie goes to ``a`` (chapters 18, 23).
+
+    ``bonus_role="added"``: ``a`` has at least as many points (outcome points plus bonuses). ``"tie_break"``: ``a``
+    has more outcome points (:func:`double_game_points` of its results, shape (..., 2)), or as many and at least as
+    many points, that is at least as large a bonus. Works on one double game or on arrays of them.
+    """
+    if bonus_role not in BONUS_ROLES:
+        raise ValueError(f"bonus_role must be one of {BONUS_ROLES}; got {bonus_role!r}")
+    at_least = np.asarray(a_points) >= np.asarray(b_points)
+    if bonus_role == "added":
+        return at_least
+    a_results, b_results = np.asarray(a_results), np.asarray(b_results)
+    a_outcome = double_game_points(a_results[..., 0], a_results[..., 1])
+    b_outcome = double_game_points(b_results[..., 0], b_results[..., 1])
+    return (a_outcome > b_outcome) | ((a_outcome == b_outcome) & at_least)
 
 
 def play_double_games(
@@ -366,7 +423,7 @@ def play_double_games(
 
     Each side earns the outcome points of :func:`double_game_points`, ``config.playat_bonus`` times its
     entry of ``playats`` (:func:`playat_bonus_counts`), and ``config.move_bonus`` per move its program
-    made in the two games.
+    made in the two games; ``config.bonus_role`` says how the points decide the winner.
     """
     first = play_games(tables, a, b)
     second = play_games(tables, b, a)
@@ -376,7 +433,7 @@ def play_double_games(
     b_moves = first.o_moves.astype(int) + second.x_moves
     a_points = double_game_points(*a_results.T) + config.playat_bonus * playats[a] + config.move_bonus * a_moves
     b_points = double_game_points(*b_results.T) + config.playat_bonus * playats[b] + config.move_bonus * b_moves
-    return DoubleGames(a_results, b_results, a_points, b_points)
+    return DoubleGames(a_results, b_results, a_points, b_points, config.bonus_role)
 
 
 def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiConfig = PAPER_MOHAMMADI):
@@ -496,8 +553,11 @@ def tournament_readable(
     for i, group in enumerate(groups):
         holder = i
         for challenger in group:
-            holder_points, challenger_points, _, _ = double_game(programs[holder], programs[challenger], config)
-            holder = holder if holder_points >= challenger_points else int(challenger)
+            holder_points, challenger_points, holder_results, challenger_results = double_game(
+                programs[holder], programs[challenger], config
+            )
+            won = holder_wins(holder_points, challenger_points, holder_results, challenger_results, config.bonus_role)
+            holder = holder if won else int(challenger)
         winners.append(holder)
     return np.array(winners)
 

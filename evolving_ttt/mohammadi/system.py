@@ -19,7 +19,13 @@ import numpy as np
 from evolving_ttt.arguments import whole_number
 from evolving_ttt.fogel.exact import rule_base_policy
 from evolving_ttt.game import O, X
-from evolving_ttt.mohammadi.coevolution import JUDGES, PAPER_MOHAMMADI, PLAYAT_READINGS, MohammadiConfig
+from evolving_ttt.mohammadi.coevolution import (
+    BONUS_ROLES,
+    JUDGES,
+    PAPER_MOHAMMADI,
+    PLAYAT_READINGS,
+    MohammadiConfig,
+)
 from evolving_ttt.mohammadi.judge import program_exact_results
 from evolving_ttt.mohammadi.programs import (
     TAKEN_READINGS,
@@ -78,15 +84,38 @@ def record_players(record: SeriesRecord) -> list[ProgramPlayer]:
 
 
 def task_measures(settings: MohammadiConfig, result: SeriesRecord) -> dict[str, float]:
-    """The champion's fitness and PLAY-AT nodes, and the last generation's mean fitness and PLAY-AT nodes."""
+    """The series' own numbers (chapters 23 and 25).
+
+    The champion's fitness, PLAY-AT nodes and nodes, and whether it is a single PLAY-AT at its root; the last
+    generation's mean fitness, PLAY-AT nodes and nodes, and its shares of programs with a PLAY-AT root and with a
+    single PLAY-AT at the root (``single_root_max``: the largest such share of any generation of the series); the
+    spread and mean of the last run's round-robin wins; and the playability of the last run's fittest programs
+    (the ``best_candidates`` the judge sees first, whoever judges): their mean expected points per game (1 a win,
+    1/2 a draw, both sides averaged) against the perfect and the random player.
+    """
     last = result.runs[-1]
     index = int(last.candidates[series_provenance(result)["candidate"]])
-    return {
+    champion = parse_program(last.population[index])
+    measures = {
         "champion_fitness": float(last.fitness[index]),
-        "champion_playats": float(playat_count(parse_program(last.population[index]))),
+        "champion_playats": float(playat_count(champion)),
         "mean_fitness_last": float(result.curve("mean_fitness")[-1, -1]),
         "mean_playats_last": float(result.curve("mean_playats")[-1, -1]),
+        "champion_size": float(len(champion)),
+        "champion_single_root": float(champion[0].name == "PLAY-AT" and playat_count(champion) == 1),
+        "mean_size_last": float(result.curve("mean_size")[-1, -1]),
+        "root_playat_last": float(result.curve("root_playat")[-1, -1]),
+        "single_root_last": float(result.curve("single_root_playat")[-1, -1]),
+        "single_root_max": float(result.curve("single_root_playat").max()),
+        "round_robin_mean_last": float(last.round_robin.mean()),
+        "round_robin_std_last": float(last.round_robin.std()),
     }
+    fittest = settings.best_candidates
+    if fittest:
+        for opponent in ("perfect", "random"):
+            outcomes = last.results[opponent][:fittest]
+            measures[f"fittest_points_{opponent}"] = float((outcomes[:, :, 0] + outcomes[:, :, 1] / 2).mean())
+    return measures
 
 
 def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
@@ -130,6 +159,14 @@ def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
                        *policy_tables(player), training, explain(player))  # fmt: skip
 
 
+def glance() -> list[dict]:
+    """The rows of the introduction's table at a glance: the paper's three headline claims as chapter 23 measures
+    them, read from its committed sweep databases (:func:`evolving_ttt.mohammadi.robustness.glance_rows`)."""
+    from evolving_ttt.mohammadi.robustness import glance_rows
+
+    return glance_rows()
+
+
 def book_players() -> tuple[ArenaPlayer, ...]:
     """Chapter 19's champion."""
     return (mohammadi_champion(),)
@@ -152,6 +189,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
     parser.add_argument("--taken", choices=TAKEN_READINGS, default=default.taken,
                         help="what PLAY-AT returns on an occupied square: the square (default) or NIL")  # fmt: skip
+    parser.add_argument("--bonus-role", choices=BONUS_ROLES, default=default.bonus_role,
+                        help="bonuses added to the outcome points (default) or only breaking ties")  # fmt: skip
+    parser.add_argument("--crossover-root", action="store_true",
+                        help="crossover may pick the root of a parent (chapter 23)")  # fmt: skip
     parser.add_argument("--champion", help="also save the champion program to this JSON file")
 
 
@@ -159,6 +200,7 @@ def settings_from_arguments(args: argparse.Namespace) -> MohammadiConfig:
     return MohammadiConfig(
         runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
         seeds_kept=args.seeds_kept, playat_counted=args.playat_counted, taken=args.taken,
+        bonus_role=args.bonus_role, crossover_root=bool(args.crossover_root),
         best_candidates=min(20, args.population), random_candidates=min(20, max(args.population - 20, 0)),
     )  # fmt: skip
 

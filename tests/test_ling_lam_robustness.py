@@ -175,3 +175,45 @@ def test_capacity_file_round_trip_and_refusals(tmp_path):
     assert not (tmp_path / "bad.json").exists()
     with pytest.raises(ValueError, match="source"):
         capacity.position_set("every position")
+
+
+def synthetic_study(nndtf_elsewhere, baseline_elsewhere):
+    import pandas as pd
+
+    from evolving_ttt.ling_lam import robustness
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for study, setting, means in ((robustness.PAPER_STUDY, "the paper's", (0.78, 0.58)),
+                                  ("other", "hidden=4", (nndtf_elsewhere, baseline_elsewhere))):  # fmt: skip
+        for method, mean in zip(("nndtf", "baseline"), means, strict=True):
+            for seed in range(1, 11):
+                row = {m: 0.5 for m in robustness.MEASURES}
+                row |= {"study": study, "setting": setting, "method": method, "seed": seed,
+                        "fitness": mean + 0.001 * rng.standard_normal()}  # fmt: skip
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_claim_rows_give_the_verdicts_from_the_cells():
+    from evolving_ttt.ling_lam import robustness
+    from evolving_ttt.studies import GLANCE_COLUMNS
+
+    rows = robustness.claim_rows(synthetic_study(0.97, 0.5))
+    assert len(rows) == 3 and all(set(row) == set(GLANCE_COLUMNS) for row in rows)
+    assert rows[0]["verdict"] == "holds only under hidden=4" and rows[0]["setting"] == "hidden=4"
+    assert rows[1]["verdict"] == "does not hold under any setting tried"
+    assert rows[1]["setting"] == "the paper's" and "0.58" in rows[1]["book"]
+    assert rows[2]["verdict"] == "holds" and "100% of 100 pairs" in rows[2]["book"]
+    flipped = robustness.claim_rows(synthetic_study(0.5, 0.6))
+    assert flipped[2]["verdict"].endswith("not under hidden=4") and "0%" in flipped[2]["best"]
+
+
+def test_setting_labels_name_what_differs_from_the_paper():
+    from evolving_ttt.ling_lam import robustness
+
+    keys = ["seeds", "methods", "iterations", "traditional.form"]
+    paper = {"seeds": 1, "methods": ("nndtf",), "iterations": 50_000, "traditional.form": "steady-state"}
+    assert robustness.setting_label(paper, keys) == "the paper's"
+    other = paper | {"iterations": 10_000, "traditional.form": "generational"}
+    assert robustness.setting_label(other, keys) == "iterations=10,000, traditional.form=generational"

@@ -14,8 +14,8 @@ import numpy as np
 from evolving_ttt.ling_lam.experiment import PAPER_FITNESS, PAPER_LING_LAM
 
 STUDY_NAMES = (
-    "ling_lam_iterations", "ling_lam_ga_form", "ling_lam_positions", "ling_lam_hidden", "ling_lam_count",
-    "ling_lam_readings",
+    "ling_lam_iterations", "ling_lam_long", "ling_lam_ga_form", "ling_lam_positions", "ling_lam_hidden",
+    "ling_lam_count", "ling_lam_readings",
 )  # fmt: skip
 """The study's databases, in the order of chapter 22."""
 PAPER_STUDY = "ling_lam_iterations"
@@ -53,18 +53,20 @@ def setting_label(row: dict, keys: list[str]) -> str:
 
 def trained_networks(names: tuple[str, ...] = STUDY_NAMES):
     """Every task of the study's databases as one table, with ``study``, ``setting`` (:func:`setting_label`) and
-    ``evaluations``; the paper's own cells appear once (those of :data:`PAPER_STUDY`)."""
+    ``evaluations``. A cell that an earlier database already holds (the same setting and method, such as the
+    paper's setting, which several sweeps include) appears once, from the first."""
     import pandas as pd
 
     from evolving_ttt.studies import study_table
 
-    frames = []
+    frames, seen = [], set()
     for name in names:
         table = study_table(name)
         keys = _swept_keys(table)
         table = table.assign(study=name, setting=[setting_label(row, keys) for row in table.to_dict("records")])
-        if name != PAPER_STUDY:
-            table = table[table.setting != "the paper's"]
+        cells = set(zip(table.setting, table.method, strict=True))
+        table = table[[cell not in seen for cell in zip(table.setting, table.method, strict=True)]]
+        seen |= cells
         frames.append(table[["study", "setting", "method", "seed", *MEASURES, "evaluations", "wall_time"]])
     return pd.concat(frames, ignore_index=True)
 

@@ -14,6 +14,11 @@ Three ideas make it fast:
 * **A game is played once.** Two parents that both survive play the same games again; their results
   are kept, and each generation plays only the games with at least one new offspring (290 of 380).
 
+A deeper search or a hall of fame (chapter 21) writes each new network's move on all 5,478 positions down at once
+(:func:`evolving_ttt.al_khateeb.search.move_tables`) and plays every game by looking moves up; the champions of
+past generations keep their tables for the hall of fame. The paper's one-ply setting runs the code above,
+unchanged.
+
 :func:`run_coevolution` shares one long run between the chapters of a build (like
 :func:`evolving_ttt.fogel.evolution.run_experiment`), and :func:`save_evaluator` /
 :func:`load_evaluator` write and read a player in JSON.
@@ -46,6 +51,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     self_adaptive_mutation,
     trial_generators,
 )
+from evolving_ttt.al_khateeb.search import move_tables, search_positions
 from evolving_ttt.fogel.evolution import (
     MAX_SEED,
     MEMORY_ESTIMATE_CAP,
@@ -221,9 +227,25 @@ def _coevolve_share(config: AlKhateebConfig, seed: int, runs: list[int], progres
     return _coevolve_together(config, seed, runs, progress)
 
 
+def _table_games(x_tables: np.ndarray, o_tables: np.ndarray) -> np.ndarray:
+    """The winners of games between players given as move tables over the positions of
+    :func:`~evolving_ttt.al_khateeb.search.search_positions`: ``x_tables[k]`` plays X in game ``k`` (chapter 21)."""
+    positions, tables = search_positions(), board_tables()
+    board = np.zeros(len(x_tables), dtype=np.int64)
+    playing = np.arange(len(x_tables))
+    for ply in range(9):
+        mark = X if ply % 2 == 0 else O
+        movers = (x_tables if mark == X else o_tables)[playing]
+        squares = movers[np.arange(len(playing)), positions.index[board[playing]]]
+        board[playing] += MARK_DIGIT[mark] * POWERS_OF_3[squares]
+        playing = playing[~tables.over[board[playing]]]
+    return tables.winner[board]
+
+
 def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], progress: bool | str):
     rngs = [trial_generators(seed, config.runs)[r] for r in chosen]
     R, N, P, G, W = len(chosen), config.population, config.parents, config.generations, EVALUATOR_WEIGHTS
+    K, H = config.offspring, config.hall_of_fame
     view, winning_moves = config.player.view, config.player.winning_moves
     tables = board_tables()
     # Networks live in fixed places ("slots"); network (r, s) is row r * N + s of the flat arrays.
@@ -232,9 +254,16 @@ def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], pr
     ids = np.tile(np.arange(N, dtype=np.int32), (R, 1))  # each slot's network number (order of birth in its run)
     order = np.tile(np.arange(N), (R, 1))  # the slot of each place in the population order
     is_new = np.ones((R, N), dtype=bool)
-    # Per network and board number: the move worked out, and the number of the network that wrote it.
-    known_moves = np.zeros(R * N * N_BOARDS, dtype=np.int8)
-    known_by = np.full(R * N * N_BOARDS, -1, dtype=np.int32)
+    # The paper's one-ply player works out a move when a network first meets a board (chapter 14). A deeper search,
+    # or a hall of fame, writes each new network's move on every position down at once instead (chapter 21).
+    whole_tables = config.player.depth > 1 or H > 0
+    if whole_tables:
+        slot_tables = move_tables(weights.reshape(R * N, W), config.player).reshape(R, N, -1)
+        champion_tables = np.zeros((R, G if H else 0, slot_tables.shape[-1]), dtype=np.int8)
+    else:
+        # Per network and board number: the move worked out, and the number of the network that wrote it.
+        known_moves = np.zeros(R * N * N_BOARDS, dtype=np.int8)
+        known_by = np.full(R * N * N_BOARDS, -1, dtype=np.int32)
     results = np.zeros((R, N, N), dtype=np.int8)  # winner of slot i (X) against slot j (O)
     x_slot, o_slot = np.nonzero(~np.eye(N, dtype=bool))  # the 380 pairings
     totals = np.zeros((R, G, N), dtype=np.int16)
@@ -250,39 +279,58 @@ def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], pr
         flat_weights, flat_ids = weights.reshape(R * N, W), ids.ravel()
         # Only games with a new network: the others were played, with the same result, before.
         run, pairing = np.nonzero(is_new[:, x_slot] | is_new[:, o_slot])
-        game_x, game_o = run * N + x_slot[pairing], run * N + o_slot[pairing]
-        board = np.zeros(len(run), dtype=np.int64)
-        playing = np.arange(len(run))
-        for ply in range(9):
-            mark = X if ply % 2 == 0 else O
-            mover = (game_x if mark == X else game_o)[playing]
-            key = mover * N_BOARDS + board[playing]
-            unknown = known_by[key] != flat_ids[mover]
-            if unknown.any():
-                new_keys = np.unique(key[unknown])
-                networks = new_keys // N_BOARDS
-                known_moves[new_keys] = search_moves(
-                    flat_weights[networks], new_keys % N_BOARDS, mark, view, winning_moves
-                )
-                known_by[new_keys] = flat_ids[networks]
-            board[playing] += MARK_DIGIT[mark] * POWERS_OF_3[known_moves[key]]
-            playing = playing[~tables.over[board[playing]]]
-        results[run, x_slot[pairing], o_slot[pairing]] = tables.winner[board]
+        if whole_tables:
+            results[run, x_slot[pairing], o_slot[pairing]] = _table_games(
+                slot_tables[run, x_slot[pairing]], slot_tables[run, o_slot[pairing]]
+            )
+        else:
+            game_x, game_o = run * N + x_slot[pairing], run * N + o_slot[pairing]
+            board = np.zeros(len(run), dtype=np.int64)
+            playing = np.arange(len(run))
+            for ply in range(9):
+                mark = X if ply % 2 == 0 else O
+                mover = (game_x if mark == X else game_o)[playing]
+                key = mover * N_BOARDS + board[playing]
+                unknown = known_by[key] != flat_ids[mover]
+                if unknown.any():
+                    new_keys = np.unique(key[unknown])
+                    networks = new_keys // N_BOARDS
+                    known_moves[new_keys] = search_moves(
+                        flat_weights[networks], new_keys % N_BOARDS, mark, view, winning_moves
+                    )
+                    known_by[new_keys] = flat_ids[networks]
+                board[playing] += MARK_DIGIT[mark] * POWERS_OF_3[known_moves[key]]
+                playing = playing[~tables.over[board[playing]]]
+            results[run, x_slot[pairing], o_slot[pairing]] = tables.winner[board]
         by_slot = results.sum(axis=2, dtype=np.int64) - results.sum(axis=1, dtype=np.int64)
         totals[:, g] = np.take_along_axis(by_slot, order, axis=1)
         mean_step[:, g] = [steps[r, order[r]].mean() for r in range(R)]  # in population order, as the readable code
         draws = [draw_coevolution(rng, config) for rng in rngs]
-        ranked = rank_population(totals[:, g], np.stack([d.tie_keys for d in draws]))
+        fitness = totals[:, g].astype(np.int64)
+        if H and g > 0:  # every network also plays H champions of earlier generations, as X and as O
+            picked = (np.stack([d.hall_keys for d in draws]) * g).astype(np.int64)  # (R, H) generation numbers
+            slot = np.repeat(order[:, :, None], H, axis=2)  # (R, N, H) in population order
+            run_of = np.broadcast_to(rows[:, :, None], slot.shape)
+            ours = slot_tables[run_of, slot].reshape(R * N * H, -1)
+            theirs = champion_tables[run_of, np.broadcast_to(picked[:, None, :], slot.shape)].reshape(R * N * H, -1)
+            as_x, as_o = _table_games(ours, theirs), _table_games(theirs, ours)
+            fitness += (as_x.astype(np.int64) - as_o).reshape(R, N, H).sum(axis=2)
+        ranked = rank_population(fitness, np.stack([d.tie_keys for d in draws]))
         parent_slots = np.take_along_axis(order, ranked[:, :P], axis=1)
         free_slots = np.take_along_axis(order, ranked[:, P:], axis=1)  # the losers' places go to the offspring
         best_weights[:, g] = weights[rows[:, 0], parent_slots[:, 0]]
         best_ids[:, g] = ids[rows[:, 0], parent_slots[:, 0]]
+        if H:
+            champion_tables[:, g] = slot_tables[rows[:, 0], parent_slots[:, 0]]
+        breeders = parent_slots[:, np.arange(K) % P]  # parent i makes offspring i, i + P, i + 2P, ...
         offspring, offspring_steps = self_adaptive_mutation(
-            weights[rows, parent_slots], steps[rows, parent_slots],
+            weights[rows, breeders], steps[rows, breeders],
             np.stack([d.step_normals for d in draws]), np.stack([d.weight_normals for d in draws]),
         )  # fmt: skip
         weights[rows, free_slots], steps[rows, free_slots] = offspring, offspring_steps
-        ids[rows, free_slots] = N + g * P + np.arange(P)
+        ids[rows, free_slots] = N + g * K + np.arange(K)
+        if whole_tables:
+            slot_tables[rows, free_slots] = move_tables(offspring.reshape(R * K, W), config.player).reshape(R, K, -1)
         is_new[:] = False
         is_new[rows, free_slots] = True
         order = np.concatenate([parent_slots, free_slots], axis=1)
@@ -322,14 +370,14 @@ def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
     runs = fields.array("run_numbers", "i", (None,), 0, config.runs - 1)
     if runs.size == 0 or len(set(runs.tolist())) != runs.size:
         raise fields.fail("run_numbers", f"must be distinct run numbers, at least one; got {runs.tolist()}")
-    R, G, N, P, W = runs.size, config.generations, config.population, config.parents, EVALUATOR_WEIGHTS
+    R, G, N, K, W = runs.size, config.generations, config.population, config.offspring, EVALUATOR_WEIGHTS
     games = 2 * (N - 1)  # every network plays every other once as X and once as O
     totals = fields.array("totals", "i", (R, G, N), -games, games)
     if np.any(totals.sum(axis=-1) != 0):
         raise fields.fail("totals", "must sum to 0 over each generation's population (every game has one winner)")
     best_weights = fields.numbers("best_weights", (R, G, W))
-    best_ids = fields.array("best_ids", "i", (R, G), 0, N + P * (G - 1) - 1)
-    born = N + P * np.arange(G)  # the networks that played generation g are numbered below N + g * P
+    best_ids = fields.array("best_ids", "i", (R, G), 0, N + K * (G - 1) - 1)
+    born = N + K * np.arange(G)  # the networks that played generation g are numbered below N + g * K
     if np.any(best_ids >= born):
         raise fields.fail("best_ids", "holds the number of a network born after the generation it was ranked in")
     mean_step = _positive(fields, "mean_step", (R, G))
@@ -372,9 +420,10 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
     ``seed`` (a whole number from 0 to 2**63 - 1), ``run_numbers`` (R distinct run numbers of the
     configuration), ``totals`` (R x generations x population whole numbers, each within +-2 (population - 1)
     and summing to 0 over a generation), ``best_weights`` (R x generations x 72), ``best_ids`` (R x generations;
-    in generation g below population + g x parents), ``mean_step`` (R x generations, positive), ``weights``
-    and ``steps`` (R x population x 72; steps positive). Every number is finite. A record without ``format``
-    and ``version`` (version 0, written before they were added) is read the same way. Other arrays are ignored.
+    in generation g below population + g x offspring, the offspring being population - parents), ``mean_step``
+    (R x generations, positive), ``weights`` and ``steps`` (R x population x 72; steps positive). Every number
+    is finite. A record without ``format`` and ``version`` (version 0, written before they were added) is read
+    the same way. Other arrays are ignored.
 
     Raises
     ------
@@ -488,8 +537,9 @@ def estimated_memory(config: AlKhateebConfig, workers: int = 1) -> int:
     games of a generation, and the record, which grows with the generations: per run and generation the
     totals (2 bytes a network), the best network, its number and the mean step size (592 bytes), counted twice
     with one process (the record and its pieces) and four times with several (the workers' pieces, their
-    copies sent back, the joined record). The command line refuses runs whose estimate exceeds most of the
-    machine's memory instead of failing part way. The estimate is capped at
+    copies sent back, the joined record). A deeper search or a hall of fame (chapter 21) adds the search's tables
+    and, per run, every champion's moves on the 5,478 positions. The command line refuses runs whose estimate
+    exceeds most of the machine's memory instead of failing part way. The estimate is capped at
     :data:`evolving_ttt.fogel.evolution.MEMORY_ESTIMATE_CAP`.
     """
     check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
@@ -497,4 +547,8 @@ def estimated_memory(config: AlKhateebConfig, workers: int = 1) -> int:
     n, generations, runs = config.population, config.generations, config.runs
     per_run = 135_000 * n + 80 * n**2
     record = runs * generations * (2 * n + 8 * (EVALUATOR_WEIGHTS + 2)) * (2 if processes == 1 else 4)
+    if config.hall_of_fame:  # every champion's moves on the 5,478 positions, and the games against them
+        per_run += generations * 5_478 + 200_000 * n * config.hall_of_fame
+    if config.player.depth > 1 or config.hall_of_fame:  # the tables of the search: 16 networks at a time
+        per_run += 16 * 5_479 * 9 * 8 * 3
     return min(processes * 60_000_000 + runs * per_run + record, MEMORY_ESTIMATE_CAP)  # whole numbers: no overflow

@@ -22,7 +22,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
@@ -65,6 +65,13 @@ WINNING_MOVES = ("evaluator", "rules")
 WIN_VALUE = 2.0
 """The value the rules give a winning move: above any output of the evaluator, which lies in [-1, 1] (chapter 14)."""
 
+MAX_DEPTH = 9
+"""The deepest search a player may make: nine plies see every game to its end (chapter 21)."""
+
+STEP_SIZES = ("weight", "player")
+"""How many step sizes a network carries: one per weight, as the paper's equations say, or one per player (chapter
+21)."""
+
 
 def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
     if value not in choices:
@@ -84,18 +91,34 @@ class OnePlySettings:
         ``"x"``: the board is always shown as it is (X = +1); X takes the highest value, O the lowest.
     winning_moves
         ``"evaluator"`` (default): a move that completes a line is judged by the network like any
-        other. ``"rules"``: it gets :data:`WIN_VALUE`, so a player never misses a win in one.
+        other. ``"rules"``: it gets :data:`WIN_VALUE`, so a player never misses a win in one. In a deeper
+        search the same reading holds at every node: with ``"rules"`` a finished game with a line is worth
+        :data:`WIN_VALUE` to its winner and ``-WIN_VALUE`` to its loser (chapter 21).
+    depth
+        How many plies the player looks ahead (chapter 21): 1 (default) is the book's one-ply player; with
+        ``d`` plies a minimax search judges the boards ``d`` plies on with the evaluator and plays the move whose
+        worst case is best (:mod:`evolving_ttt.al_khateeb.search`).
     """
 
     view: str = "mover"
     winning_moves: str = "evaluator"
+    depth: int = 1
 
     def __post_init__(self) -> None:
         _check_choice(self.view, VIEWS, "view")
         _check_choice(self.winning_moves, WINNING_MOVES, "winning_moves")
+        if (
+            isinstance(self.depth, bool)
+            or not isinstance(self.depth, (int, np.integer))
+            or not (1 <= self.depth <= MAX_DEPTH)
+        ):
+            raise ValueError(f"depth must be a whole number of plies from 1 to {MAX_DEPTH}; got {self.depth!r}")
 
     def as_dict(self) -> dict:
-        return {"view": self.view, "winning_moves": self.winning_moves}
+        """The reading as a dict; ``depth`` only when it is not 1, so that the book's one-ply records keep their
+        keys."""
+        return {"view": self.view, "winning_moves": self.winning_moves,
+                **({"depth": int(self.depth)} if self.depth != 1 else {})}  # fmt: skip
 
 
 PAPER_ONE_PLY = OnePlySettings()
@@ -204,7 +227,7 @@ def one_ply_move(weights: np.ndarray, board: np.ndarray, settings: OnePlySetting
 def one_ply_player(weights: np.ndarray, mark: int, settings: OnePlySettings = PAPER_ONE_PLY) -> Player:
     """A move function (board -> square) for the evaluator playing ``mark`` (chapter 14)."""
     weights, mark = check_weights(weights).copy(), check_mark(mark)
-    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")
+    _settings(settings, "settings")
 
     def player(board: np.ndarray) -> int:
         if player_to_move(board) != mark:
@@ -250,7 +273,7 @@ def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER
     population = check_weights(population, "population")
     if population.ndim != 2:
         raise ValueError(f"population must have shape (networks, {EVALUATOR_WEIGHTS}); got {population.shape}")
-    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")
+    _settings(settings, "settings")
     n = population.shape[0]
     results = np.zeros((n, n), dtype=np.int8)
     for i in range(n):
@@ -287,13 +310,22 @@ class AlKhateebConfig:
     population
         Networks per population (20); each generation they play a full round robin.
     parents
-        How many of them survive and make one offspring each (10).
+        How many of them survive (10). In the paper each makes one offspring, so the population is twice the
+        parents; any divisor of the population smaller than it is allowed, and then each parent makes
+        ``population / parents - 1`` offspring (the share that breeds, chapter 21).
     generations
         Generations per run (2,000).
     runs
         Independent runs (20): the paper evolves 20 players.
     player
         How a network picks its move (:class:`OnePlySettings`).
+    step_sizes
+        ``"weight"`` (default): every weight carries its own step size, as the paper's equations say;
+        ``"player"``: one step size per network, as its step 3 can be read (chapter 21).
+    hall_of_fame
+        Not in the paper (chapter 21): how many past champions, drawn at random from the networks ranked first
+        in earlier generations, every network also plays each generation, once as X and once as O; their
+        results count in its total for selection (Rosin and Belew's hall of fame). 0 (default): none.
     """
 
     population: int = 20
@@ -301,23 +333,43 @@ class AlKhateebConfig:
     generations: int = 2000
     runs: int = 20
     player: OnePlySettings = PAPER_ONE_PLY
+    step_sizes: str = "weight"
+    hall_of_fame: int = 0
 
     def __post_init__(self) -> None:
         check_count(self.population, "population", minimum=2)
         check_count(self.parents, "parents")
         check_count(self.generations, "generations")
         check_count(self.runs, "runs")
-        if 2 * self.parents != self.population:
+        if self.parents >= self.population or self.population % self.parents:
             raise ValueError(
-                f"each parent makes one offspring, so the population must be twice the parents; "
-                f"got population {self.population} and parents {self.parents}"
+                f"each parent makes the same number of offspring (one in the paper, so the population is twice the "
+                f"parents): the parents must divide the population and be fewer; got population {self.population} "
+                f"and parents {self.parents}"
             )
         if not isinstance(self.player, OnePlySettings):
             raise ValueError(f"player must be OnePlySettings; got {type(self.player).__name__}")
+        _check_choice(self.step_sizes, STEP_SIZES, "step_sizes")
+        check_count(self.hall_of_fame, "hall_of_fame", minimum=0)
+
+    @property
+    def offspring(self) -> int:
+        """How many offspring each generation makes: the population minus the parents (chapter 21)."""
+        return self.population - self.parents
+
+    def is_paper_procedure(self) -> bool:
+        """Whether this is the paper's procedure as chapter 14 reads it (one offspring per parent, one step size
+        per weight, no hall of fame, a one-ply player), the one :func:`coevolve_readable` runs (chapter 21)."""
+        return (2 * self.parents == self.population and self.step_sizes == "weight" and self.hall_of_fame == 0
+                and self.player.depth == 1)  # fmt: skip
 
     def as_dict(self) -> dict:
+        """The experiment as a dict; the settings of chapter 21 only when they differ from the paper's, so that
+        the records of chapters 14 and 15 keep their keys."""
+        extra = {"step_sizes": self.step_sizes} if self.step_sizes != "weight" else {}
+        extra |= {"hall_of_fame": self.hall_of_fame} if self.hall_of_fame else {}
         return {"population": self.population, "parents": self.parents, "generations": self.generations,
-                "runs": self.runs, "player": self.player.as_dict()}  # fmt: skip
+                "runs": self.runs, "player": self.player.as_dict(), **extra}  # fmt: skip
 
     @classmethod
     def from_dict(cls, record: dict) -> AlKhateebConfig:
@@ -341,21 +393,33 @@ class CoevolutionDraws:
     ----------
     tie_keys : (population,)
         Uniform keys that order networks with equal totals.
-    step_normals, weight_normals : (parents, 72)
-        The standard normal numbers of the offspring's step sizes and weights.
+    step_normals : (offspring, 72), or (offspring, 1) with one step size per player
+        The standard normal numbers of the offspring's step sizes.
+    weight_normals : (offspring, 72)
+        The standard normal numbers of the offspring's weights.
+    hall_keys : (hall_of_fame,)
+        Uniform keys that pick the past champions of the generation (chapter 21; none in the paper).
     """
 
     tie_keys: np.ndarray
     step_normals: np.ndarray
     weight_normals: np.ndarray
+    hall_keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def draw_coevolution(rng: np.random.Generator, config: AlKhateebConfig = PAPER_AL_KHATEEB) -> CoevolutionDraws:
-    """Draw one generation's random numbers, always in the same order (chapter 14)."""
+    """Draw one generation's random numbers, always in the same order (chapter 14).
+
+    The tie keys, then the step-size normals, then the weight normals, then (with a hall of fame, chapter 21)
+    the keys of the past champions.
+    """
     check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
     check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
-    shape = (config.parents, EVALUATOR_WEIGHTS)
-    return CoevolutionDraws(rng.random(config.population), rng.standard_normal(shape), rng.standard_normal(shape))
+    shape = (config.offspring, EVALUATOR_WEIGHTS)
+    step_shape = shape if config.step_sizes == "weight" else (config.offspring, 1)
+    ties, steps, weights = rng.random(config.population), rng.standard_normal(step_shape), rng.standard_normal(shape)
+    hall = rng.random(config.hall_of_fame) if config.hall_of_fame else np.zeros(0)
+    return CoevolutionDraws(ties, steps, weights, hall)
 
 
 @dataclass(frozen=True)
@@ -435,10 +499,17 @@ def _numbers(value: object, name: str) -> None:
 
 def _settings(value: object, name: str) -> None:
     check_instance(value, OnePlySettings, name, "a OnePlySettings")
+    if value.depth != 1:
+        raise ValueError(f"{name}: this function searches one ply; for depth {value.depth} use "
+                         "evolving_ttt.al_khateeb.search (search_values, search_move)")  # fmt: skip
 
 
 def _config(value: object, name: str) -> None:
     check_instance(value, AlKhateebConfig, name, "an AlKhateebConfig")
+    if not value.is_paper_procedure():
+        raise ValueError(f"{name}: coevolve_readable runs the paper's procedure (one offspring per parent, one step "
+                         "size per weight, no hall of fame, one ply); for the settings of chapter 21 use "
+                         "evolving_ttt.al_khateeb.robust.coevolve_general_readable")  # fmt: skip
 
 
 def _run_number(value: object, name: str) -> None:

@@ -24,6 +24,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     evaluate_boards,
     round_robin_results,
 )
+from evolving_ttt.al_khateeb.search import search_positions, search_tables
 from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_tables, check_mark
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, outcome_probabilities, sample_games
 
@@ -95,11 +96,16 @@ def evaluator_moves(
 
     Board ``k`` is ``boards_to_move(mark)[k]``. Each network judges each distinct board it can be shown
     once (about 2,500 per side), ``chunk`` networks at a time; the moves are those of
-    :func:`evolving_ttt.al_khateeb.evaluator.one_ply_move`, to the bit.
+    :func:`evolving_ttt.al_khateeb.evaluator.one_ply_move`, to the bit. A player of depth 2 or more (chapter 21)
+    searches with :func:`evolving_ttt.al_khateeb.search.search_tables`.
     """
     weights = check_weights(weights)
     if weights.ndim != 2:
         raise ValueError(f"weights must have shape (networks, 72); got {weights.shape}")
+    if settings.depth > 1:  # a deeper search (chapter 21): the table-wise minimax of evolving_ttt.al_khateeb.search
+        rows = boards_to_move(mark)
+        return np.concatenate([search_tables(weights[s : s + chunk], mark, settings)[:, search_positions().index[rows]]
+                               for s in range(0, len(weights), chunk)]).astype(np.int8)  # fmt: skip
     tables = afterstate_tables(mark, settings.view)
     valid = tables.squares >= 0
     boards = board_tables().boards[tables.seen].astype(float)  # (k, 9)

@@ -1,4 +1,4 @@
-"""Al-Khateeb (2012) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
+"""Al-Khateeb (2012) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 25).
 
 A task is one run of the co-evolution (:func:`~evolving_ttt.al_khateeb.engine.coevolve`); its result is a
 :class:`~evolving_ttt.al_khateeb.engine.CoevolutionRun` holding that run alone; a player is an :class:`Evaluator`:
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +36,12 @@ from evolving_ttt.al_khateeb.evaluator import (
     move_values,
     one_ply_move,
 )
-from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, ttt_provenance
+from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, progress_curve, ttt_provenance
+from evolving_ttt.al_khateeb.search import search_move, search_values
 from evolving_ttt.arguments import whole_number
+from evolving_ttt.fogel.exact import rule_base_policy
 from evolving_ttt.game import O, X
+from evolving_ttt.outcomes import perfect_policy
 from evolving_ttt.players import ArenaPlayer, Explanation
 from evolving_ttt.records import DATA
 
@@ -93,9 +97,39 @@ def record_players(record: CoevolutionRun) -> list[Evaluator]:
     return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.config.player) for r in rows]
 
 
+CHAMPION_CHECKPOINTS = 5
+"""How many generations of a run the sweeps measure the champion (the network ranked first) at: the first, the
+last and evenly between (chapter 21)."""
+
+
+def champion_generations(generations: int) -> np.ndarray:
+    """The generations (counted from 1) at which :func:`task_measures` measures a run's champion (chapter 21)."""
+    steps = np.linspace(0, generations, CHAMPION_CHECKPOINTS)
+    return np.maximum(1, np.round(steps).astype(np.int64))
+
+
+@cache
+def _champion_yardsticks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    return {"perfect": (perfect_policy(X), perfect_policy(O)), "rule": (rule_base_policy(X), rule_base_policy(O))}
+
+
 def task_measures(settings: AlKhateebConfig, result: CoevolutionRun) -> dict[str, float]:
-    """The round-robin total of the run's best (ranked first) and the mean step size, in the last generation."""
-    return {"best_total_last": float(result.totals[0, -1].max()), "mean_step_last": float(result.mean_step[0, -1])}
+    """The run's own numbers (chapters 14 and 21).
+
+    ``best_total_last`` and ``mean_step_last``: the round-robin total of the network ranked first and the
+    population's mean step size, in the last generation. ``champion_{opponent}_{side}_{k}``: the exact expected
+    result per game, P(win) - P(loss), of the network ranked first in generation
+    ``champion_generations(generations)[k]`` against the perfect player (``perfect``) and Fogel's rule base
+    (``rule``), as X (``x``) and as O (``o``): the learning curve of chapter 15, at five points of every run.
+    """
+    measures = {"best_total_last": float(result.totals[0, -1].max()),
+                "mean_step_last": float(result.mean_step[0, -1])}  # fmt: skip
+    for opponent, tables in _champion_yardsticks().items():
+        curve = progress_curve(result, *tables, generations=champion_generations(settings.generations))[0]
+        for k, point in enumerate(curve):
+            for side, name in enumerate("xo"):
+                measures[f"champion_{opponent}_{name}_{k}"] = float(point[side, 0] - point[side, 2])
+    return measures
 
 
 def save_player(player: Evaluator, path: str | Path, **provenance) -> None:
@@ -121,9 +155,17 @@ def policy_tables(player: Evaluator) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: Evaluator) -> Callable[[np.ndarray, int], Explanation]:
-    """The evaluator's value of the board after each legal move (chapter 22)."""
+    """The evaluator's value of the board after each legal move (chapter 26)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
+        if player.settings.depth > 1:  # a deeper search (chapter 21)
+            moves, values = search_values(player.weights, board, player.settings)
+            move = search_move(player.weights, board, player.settings)
+            shown = np.full(9, np.nan)
+            shown[moves] = values
+            return Explanation(shown, f"minimax value of the move, {player.settings.depth} plies deep",
+                               f"The player searches {player.settings.depth} plies ahead and judges the boards at "
+                               f"the end with the evaluator; it plays the best, square {move}.", move)  # fmt: skip
         moves, values = move_values(player.weights, board, player.settings)
         move = one_ply_move(player.weights, board, player.settings)
         shown = np.full(9, np.nan)
@@ -145,6 +187,14 @@ def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlay
     training = f"{runs} runs x {generations:,} generations x 380 round-robin games = {runs * generations * 380:,} games"
     return ArenaPlayer("Al-Khateeb TTT", title, f"9-5-3-1 tanh evaluator, run {provenance.get('run')}, one-ply search",
                        *policy_tables(player), training, explain(player))  # fmt: skip
+
+
+def glance() -> list[dict]:
+    """The introduction's rows for Al-Khateeb, read from the robustness study's databases (chapter 21):
+    :func:`evolving_ttt.al_khateeb.study.glance`."""
+    from evolving_ttt.al_khateeb.study import glance as study_glance
+
+    return study_glance()
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:

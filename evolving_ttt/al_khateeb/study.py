@@ -1,0 +1,193 @@
+"""Al-Khateeb (2012): reading the robustness study's sweeps (chapter 21).
+
+The study's sweeps (one database each in ``book/data/studies/``, named ``al_khateeb_<question>.sqlite``) vary one
+setting or reading at a time around the paper's, ten seeds per cell, one run per seed. This module turns them into
+the numbers chapter 21 discusses:
+
+* :func:`task_numbers` adds to every task the paper's own measure, the expected draws in 50 games against the
+  perfect player as X and as O (no one wins against it, so ``draws = 100 x points``), and the champion's
+  progress along the run against fixed opponents (the score of the network ranked first in the last generation
+  minus that of generation 1, :func:`evolving_ttt.al_khateeb.system.task_measures`);
+* :func:`study_tasks` reads one database as a table; :func:`study_cells` gives every cell of every sweep one
+  row: its setting in words, means with 95% intervals, and the share of runs whose player draws at least 43 of
+  50 games against perfect play (Wilson interval);
+* :func:`sweep_command` the command that makes a database, and :func:`glance` the rows of the introduction's
+  table (:func:`evolving_ttt.studies.at_a_glance`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from evolving_ttt.records import STUDIES
+from evolving_ttt.statistics import mean_interval, share_interval
+from evolving_ttt.store import SweepStore
+
+STUDY_SWEEPS = (
+    "al_khateeb_readings", "al_khateeb_depth", "al_khateeb_hall_of_fame", "al_khateeb_generations",
+    "al_khateeb_parents", "al_khateeb_step_sizes", "al_khateeb_population_50", "al_khateeb_population_100",
+)  # fmt: skip
+"""The study's databases in ``book/data/studies/``, in the order of chapter 21."""
+
+PAPER_DRAWS = 43
+"""The paper's Table 2: TTT drew 43 of 50 games against the online perfect player (chapter 15)."""
+
+CHAMPION_POINTS = 5
+"""The champion checkpoints of every task (:data:`evolving_ttt.al_khateeb.system.CHAMPION_CHECKPOINTS`)."""
+
+SHOWN_KEYS = {"player.view": "view", "player.winning_moves": "winning moves", "player.depth": "depth",
+              "hall_of_fame": "hall of fame", "generations": "generations", "parents": "parents",
+              "step_sizes": "step sizes", "population": "population"}  # fmt: skip
+"""How the settings are named in the chapter's tables."""
+
+
+def study_file(name: str, folder: Path = STUDIES) -> Path:
+    """The database of the study sweep ``name`` (one of :data:`STUDY_SWEEPS`), which must exist."""
+    if name not in STUDY_SWEEPS:
+        raise ValueError(f"{name!r} is not a sweep of Al-Khateeb's study; they are {', '.join(STUDY_SWEEPS)}")
+    path = Path(folder) / f"{name}.sqlite"
+    if not path.is_file():
+        raise ValueError(f"{path} is missing; make it with: {name} in chapter 21")
+    return path
+
+
+def study_definition(name: str, folder: Path = STUDIES) -> dict:
+    """The sweep definition stored in the study database ``name``."""
+    with SweepStore(study_file(name, folder)) as store:
+        return store.definition
+
+
+def sweep_command(name: str, workers: int = 2) -> str:
+    """The command line that makes (or resumes, or extends with more seeds) the study database ``name``."""
+    definition = study_definition(name)
+    grid = " ".join(f"--set {key}={','.join(values)}" for key, values in definition["grid"])
+    return (f"python -m ttt_helpers sweep run {definition['system']} {grid} --seeds {definition['seeds']} "
+            f"--db book/data/studies/{name}.sqlite --workers {workers}")  # fmt: skip
+
+
+def setting_text(definition: dict, settings: dict) -> str:
+    """A cell's setting in words: every key of the grid but ``runs``, with the cell's value, paper values left out
+    when the key was not swept."""
+    parts = []
+    for key, _ in definition["grid"]:
+        if key == "runs":
+            continue
+        value = settings
+        for part in key.split("."):
+            value = value.get(part, {}) if isinstance(value, dict) else {}
+        parts.append(f"{SHOWN_KEYS.get(key, key)} {value}")
+    return ", ".join(parts)
+
+
+def task_numbers(table):
+    """A study table (:func:`evolving_ttt.studies.study_table`) with the study's derived measures added.
+
+    ``draws_x`` and ``draws_o``: expected draws in 50 games against the perfect player as X and as O;
+    ``draws_both``: their mean; ``progress_rule`` and ``progress_perfect``: the champion's score (P(win) - P(loss),
+    mean of X and O) in the last generation minus in generation 1, against Fogel's rule base and the perfect
+    player; ``first_draws_x``: the expected draws per 50 as X of generation 1's champion.
+    """
+    table = table.copy()
+    table["draws_x"] = 100 * table["points_perfect_x"]
+    table["draws_o"] = 100 * table["points_perfect_o"]
+    table["draws_both"] = (table["draws_x"] + table["draws_o"]) / 2
+    last = CHAMPION_POINTS - 1
+    for opponent in ("rule", "perfect"):
+        gain = [table[f"champion_{opponent}_{side}_{last}"] - table[f"champion_{opponent}_{side}_0"] for side in "xo"]
+        table[f"progress_{opponent}"] = (gain[0] + gain[1]) / 2
+    table["first_draws_x"] = 50 * (1 + table["champion_perfect_x_0"])  # against perfect play: draws = 1 - losses
+    return table
+
+
+SUMMARISED = ("draws_x", "draws_o", "draws_both", "progress_rule", "progress_perfect", "points_random_x",
+              "points_random_o", "fogel_score", "first_draws_x")  # fmt: skip
+"""The measures :func:`study_cells` summarises."""
+
+
+def study_tasks(name: str, folder: Path = STUDIES):
+    """The tasks of the study sweep ``name`` as a pandas table, one row per task: ``cell``, ``seed``, ``setting``
+    (the cell's setting in words), every recorded measure, and the measures of :func:`task_numbers`."""
+    import pandas as pd
+
+    with SweepStore(study_file(name, folder)) as store:
+        definition, rows = store.definition, store.rows()
+    table = pd.DataFrame([{"cell": row["cell"], "seed": row["seed"], "task": row["task"],
+                           "setting": setting_text(definition, row["settings"]), **row["measures"]}
+                          for row in rows])  # fmt: skip
+    return task_numbers(table)
+
+
+def study_cells(names=STUDY_SWEEPS, folder: Path = STUDIES):
+    """Every cell of the study's sweeps as one row (chapter 21).
+
+    Columns: ``study``, ``cell``, ``setting`` (words), ``n`` (runs), for each measure of :data:`SUMMARISED` the
+    mean with its 95% t interval (``m``, ``m_low``, ``m_high``), and ``reach``, ``reach_low``, ``reach_high``:
+    the share of runs whose final player draws at least :data:`PAPER_DRAWS` of 50 games against perfect play as
+    X, with its Wilson interval.
+    """
+    import pandas as pd
+
+    rows = []
+    for name in names:
+        table = study_tasks(name, folder)
+        for cell, runs in table.groupby("cell", sort=True):
+            row = {"study": name, "cell": int(cell), "setting": runs["setting"].iloc[0], "n": len(runs)}
+            for measure in SUMMARISED:
+                row[measure], row[f"{measure}_low"], row[f"{measure}_high"] = mean_interval(runs[measure].to_numpy())
+            reach = share_interval(int((runs["draws_x"] >= PAPER_DRAWS - 1e-9).sum()), len(runs))
+            row["reach"], row["reach_low"], row["reach_high"] = reach
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _interval(mean: float, low: float, high: float, digits: int = 1) -> str:
+    return f"{mean:.{digits}f} (95% interval {low:.{digits}f} to {high:.{digits}f})"
+
+
+def glance() -> list[dict]:
+    """The introduction's rows for Al-Khateeb (:func:`evolving_ttt.studies.at_a_glance`), from the study's
+    databases; no rows when they are missing (chapter 21)."""
+    if not all((STUDIES / f"{name}.sqlite").is_file() for name in STUDY_SWEEPS):
+        return []
+    cells = study_cells()
+    paper = cells[(cells["study"] == "al_khateeb_readings") & (cells["setting"] == "view mover, winning moves "
+                                                                                  "evaluator")].iloc[0]  # fmt: skip
+    best_draws = cells.loc[cells["draws_both"].idxmax()]
+    best_progress = cells.loc[cells["progress_rule"].idxmax()]
+    if best_draws["draws_x_low"] >= PAPER_DRAWS and best_draws["draws_o_low"] >= PAPER_DRAWS:
+        draws_verdict = f"holds only under {best_draws['setting']}"
+    elif best_draws["draws_x_high"] >= PAPER_DRAWS:
+        draws_verdict = f"holds only as X, and only under {best_draws['setting']}"
+    else:
+        draws_verdict = "does not hold under any setting tried"
+    if best_progress["progress_rule_low"] > 0:
+        progress_verdict = f"holds only under {best_progress['setting']}"
+    else:
+        progress_verdict = "does not hold under any setting tried"
+    return [
+        {"paper": "Al-Khateeb (2012)", "claim": "the evolved player draws most games against perfect play",
+         "paper_figure": f"{PAPER_DRAWS} of 50 draws against perfect play",
+         "book": f"draws per 50 as X {_interval(paper['draws_x'], paper['draws_x_low'], paper['draws_x_high'])}, "
+                 f"as O {_interval(paper['draws_o'], paper['draws_o_low'], paper['draws_o_high'])}",
+         "best": f"as X {_interval(best_draws['draws_x'], best_draws['draws_x_low'], best_draws['draws_x_high'])}, "
+                 f"as O {_interval(best_draws['draws_o'], best_draws['draws_o_low'], best_draws['draws_o_high'])}",
+         "setting": best_draws["setting"], "verdict": draws_verdict},
+        {"paper": "Al-Khateeb (2012)", "claim": "co-evolution makes progress towards good play",
+         "paper_figure": "a 'reasonably good' player after 2,000 generations (no learning curve)",
+         "book": "champion's gain against the rule base, last generation minus first: "
+                 + _interval(paper["progress_rule"], paper["progress_rule_low"], paper["progress_rule_high"], 3),
+         "best": _interval(best_progress["progress_rule"], best_progress["progress_rule_low"],
+                           best_progress["progress_rule_high"], 3),
+         "setting": best_progress["setting"], "verdict": progress_verdict},
+    ]  # fmt: skip
+
+
+def champion_curves(name: str, cell: int) -> np.ndarray:
+    """The champion's score against the rule base and the perfect player along the runs of one cell, shape
+    ``(2 opponents (rule, perfect), 2 sides (X, O), runs, checkpoints)``."""
+    table = study_tasks(name)
+    runs = table[table["cell"] == cell]
+    return np.array([[[runs[f"champion_{opponent}_{side}_{k}"].to_numpy() for k in range(CHAMPION_POINTS)]
+                      for side in "xo"] for opponent in ("rule", "perfect")]).transpose(0, 1, 3, 2)  # fmt: skip

@@ -208,6 +208,8 @@ def study_tables() -> dict:
             table = study_table(f"mohammadi_{name}")
         except ValueError:  # not (yet) run
             continue
+        if table.empty:
+            continue
         keys = [assignment.split("=")[0] for assignment in assignments]
         table = add_verdict_columns(table)
         labels = [
@@ -218,15 +220,17 @@ def study_tables() -> dict:
     return tables
 
 
-def study_summary(measures: Sequence[str]):
+def study_summary(measures: Sequence[str], tables: dict | None = None):
     """One row per cell of every committed sweep: ``sweep``, ``setting``, each measure's mean with its 95% t
-    interval (``m``, ``m_low``, ``m_high``) and ``n`` (:func:`evolving_ttt.studies.cell_summary`) (chapter 23)."""
+    interval (``m``, ``m_low``, ``m_high``) and ``n`` (:func:`evolving_ttt.studies.cell_summary`) (chapter 23).
+
+    ``tables`` are the tables of :func:`study_tables` (read again if not given)."""
     import pandas as pd
 
     from evolving_ttt.studies import cell_summary
 
     rows = []
-    for name, table in study_tables().items():
+    for name, table in (study_tables() if tables is None else tables).items():
         summary = cell_summary(table, list(measures), by=["setting"])
         summary.insert(0, "sweep", name)
         rows.append(summary)

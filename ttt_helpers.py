@@ -236,14 +236,15 @@ from evolving_ttt.store import (
     SweepStore,
 )
 from evolving_ttt.sweeps import (
-    YARDSTICKS, settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
-    sweep, sweep_table, sweep_player,
+    settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks, sweep, sweep_player,
 )
 
 # Chapters 20 to 23: is it the paper or a detail? Robustness studies read from their sweep databases
+from evolving_ttt.tables import (
+    YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary,
+)
 from evolving_ttt.studies import (
-    STUDIES, GLANCE_COLUMNS, study_path, study_table, cell_summary, rerun_check, plot_intervals, at_a_glance,
-    GLANCE_HEADINGS, glance_markdown,
+    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, at_a_glance, glance_markdown,
 )
 from evolving_ttt.statistics import (
     mean_interval, share_interval,

@@ -4,8 +4,8 @@ A study is a handful of sweeps (:mod:`evolving_ttt.sweeps`) of one system, each 
 setting of its paper around the paper's own setting, with many seeds per cell. Their databases are committed to
 ``book/data/studies/``; this module reads them back:
 
-- :func:`study_table` one database as a table, :func:`cell_summary` its cells as means with 95% intervals, and
-  :func:`share_interval` the Wilson interval of a proportion (how many runs of a cell did something);
+- :func:`~evolving_ttt.tables.study_table` one database as a table and :func:`~evolving_ttt.tables.cell_summary` its
+  cells as means with 95% intervals (both in :mod:`evolving_ttt.tables`, below the systems, which read them too);
 - :func:`rerun_check` re-runs a few recorded tasks and checks that they give the same bits, which is how a chapter
   shows, in every build, that its database is what the code computes;
 - :func:`plot_intervals` draws a cell summary, means with their intervals;
@@ -23,72 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from evolving_ttt.records import STUDIES
-from evolving_ttt.statistics import mean_interval
 from evolving_ttt.store import SweepStore
-from evolving_ttt.sweeps import grid_cells, run_sweep_task, sweep_table
+from evolving_ttt.sweeps import grid_cells, run_sweep_task
 from evolving_ttt.systems import get_system, registered_systems
 
 GLANCE_COLUMNS = ("paper", "claim", "paper_figure", "book", "best", "setting", "verdict")
 """The columns of the introduction's table at a glance, and the keys of every row a system's ``glance()`` gives."""
-
-
-def study_path(name: str) -> Path:
-    """The database ``book/data/studies/<name>.sqlite``, which must exist."""
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"a study's name is a file name without folder or suffix, such as 'fogel_control'; "
-                         f"got {name!r}")  # fmt: skip
-    path = STUDIES / f"{name}.sqlite"
-    if not path.is_file():
-        known = sorted(p.stem for p in STUDIES.glob("*.sqlite")) if STUDIES.is_dir() else []
-        raise ValueError(f"no study {name!r} in {STUDIES}; the studies are {', '.join(known) or 'none'}")
-    return path
-
-
-def study_table(name: str):
-    """One study database of ``book/data/studies/`` as a pandas table, one row per task (:func:`sweep_table`)."""
-    return sweep_table(study_path(name))
-
-
-def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None):
-    """Every cell of a sweep table as the mean of each measure with its 95% t interval.
-
-    Parameters
-    ----------
-    table
-        A table of :func:`study_table` or :func:`~evolving_ttt.sweeps.sweep_table`.
-    measures
-        Columns to summarise, such as ``["points_perfect_x", "fogel_score"]``.
-    by
-        The columns that define a group; by default the swept settings (the columns between ``task`` and the
-        arena's yardsticks), so one row per cell.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The ``by`` columns, then for each measure ``m``: ``m`` (the mean), ``m_low`` and ``m_high``, then ``n``.
-    """
-    import pandas as pd
-
-    columns = list(table.columns)
-    if by is None:
-        by = columns[columns.index("task") + 1 : columns.index("points_perfect_x")] if "task" in columns else []
-    by = list(by)
-    for name in [*by, *measures]:
-        if name not in columns:
-            raise ValueError(f"cell_summary: the table has no column {name!r}; its columns are {', '.join(columns)}")
-    if not measures:
-        raise ValueError("cell_summary: name one or more measures to summarise")
-    rows = []
-    groups = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
-    for key, group in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key, strict=True))
-        for measure in measures:
-            row[measure], row[f"{measure}_low"], row[f"{measure}_high"] = mean_interval(group[measure].to_numpy())
-        row["n"] = len(group)
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def _same(stored: Any, found: Any) -> bool:

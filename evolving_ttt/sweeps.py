@@ -35,16 +35,10 @@ from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.store import SweepStore
 from evolving_ttt.systems import get_system, system_player
+from evolving_ttt.tables import sweep_table
 
 SWEEP_FORMAT = "ttt-sweep"
 """The ``format`` of a sweep's definition (chapter 20)."""
-
-YARDSTICKS = (
-    "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
-)  # fmt: skip
-"""The arena's measures of every task's final player: expected points per game (1 a win, 1/2 a draw) against the
-perfect and the random player as X and as O, Fogel's expected protocol score as X (at most 32), and whether it can
-lose from either side (1 or 0)."""
 
 
 # --- Keys and values ---------------------------------------------------------------------------------------------
@@ -140,9 +134,7 @@ def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[
             try:
                 with_setting(system.PAPER_SETTINGS, key, _parse_one(text, keys[key]))
             except (ValueError, TypeError) as error:
-                raise ValueError(
-                    f"--set {key}={text}: {error} (the setting is {_kind_name(keys[key])})"
-                ) from None
+                raise ValueError(f"--set {key}={text}: {error} (the setting is {_kind_name(keys[key])})") from None
         grid.append((key, texts))
     return grid
 
@@ -201,7 +193,7 @@ def sweep_tasks(system: Any, definition: dict) -> list[tuple[int, int, int]]:
 
 
 def yardsticks(player: ArenaPlayer) -> dict[str, float]:
-    """The arena's measures of :data:`YARDSTICKS` for one player."""
+    """The arena's measures of :data:`~evolving_ttt.tables.YARDSTICKS` for one player."""
     row = measure(player)
 
     def points(opponent: str, side: str) -> float:
@@ -300,32 +292,6 @@ def sweep(
         if progress:
             print(status_line(store))
     return sweep_table(db)
-
-
-def sweep_table(db: str | Path):
-    """A sweep's recorded tasks as a pandas ``DataFrame``, one row per task (chapter 20).
-
-    Columns: ``cell``, ``seed``, ``task``, one column per swept setting (its value in the cell), the arena's
-    :data:`YARDSTICKS`, the system's own measures, ``wall_time`` (seconds) and ``worker``.
-    """
-    import pandas as pd
-
-    with SweepStore(db) as store:
-        definition, rows = store.definition, store.rows()
-    keys = [key for key, _ in definition["grid"]]
-
-    def value(settings: dict, key: str) -> Any:
-        for part in key.split("."):
-            settings = settings[part]
-        return tuple(settings) if isinstance(settings, list) else settings
-
-    table = [{"cell": r["cell"], "seed": r["seed"], "task": r["task"], **{k: value(r["settings"], k) for k in keys},
-              **r["measures"], "wall_time": r["wall_time"], "worker": r["worker"]} for r in rows]  # fmt: skip
-    columns = ["cell", "seed", "task", *keys, *YARDSTICKS]
-    frame = pd.DataFrame(table)
-    if frame.empty:
-        return pd.DataFrame(columns=columns)
-    return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
 
 
 def sweep_player(db: str | Path, cell: int, seed: int, task: int) -> ArenaPlayer:

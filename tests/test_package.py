@@ -23,6 +23,7 @@ LAYERS = {
     "evolving_ttt.parallel": 1,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
+    "evolving_ttt.tables": 1.5,
     "evolving_ttt.perfect": 1,
     "evolving_ttt.outcomes": 2,
     "evolving_ttt.players": 2.5,

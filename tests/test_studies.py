@@ -1,5 +1,5 @@
-"""Robustness studies (evolving_ttt.studies, the intervals of evolving_ttt.statistics): summaries with 95% intervals,
-re-runs checked to the bit, the introduction's table, and the committed study databases."""
+"""Robustness studies (evolving_ttt.studies, evolving_ttt.tables, the intervals of evolving_ttt.statistics):
+summaries with 95% intervals, re-runs checked to the bit, the introduction's table, the committed databases."""
 
 import math
 import sqlite3
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from evolving_ttt import studies
+from evolving_ttt import studies, tables
 from evolving_ttt.statistics import mean_interval, share_interval
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import sweep
@@ -49,16 +49,16 @@ def test_the_share_interval_is_wilsons_and_stays_within_zero_and_one():
 
 def test_cell_summary_groups_by_the_swept_settings_with_intervals(small_sweep):
     _, table = small_sweep
-    summary = studies.cell_summary(table, ["fogel_score", "points_random_x"])
+    summary = tables.cell_summary(table, ["fogel_score", "points_random_x"])
     assert list(summary["generations"]) == [4, 6] and list(summary["n"]) == [3, 3]
     for generations, row in summary.set_index("generations").iterrows():
         values = table.loc[table["generations"] == generations, "fogel_score"].to_numpy()
         assert row["fogel_score"] == values.mean()
         assert row["fogel_score_low"] <= row["fogel_score"] <= row["fogel_score_high"]
     with pytest.raises(ValueError, match="no column 'speed'"):
-        studies.cell_summary(table, ["speed"])
+        tables.cell_summary(table, ["speed"])
     with pytest.raises(ValueError, match="one or more measures"):
-        studies.cell_summary(table, [])
+        tables.cell_summary(table, [])
 
 
 def test_a_rerun_gives_the_recorded_bits_and_any_changed_bit_is_caught(small_sweep, tmp_path):
@@ -89,7 +89,7 @@ def test_a_rerun_gives_the_recorded_bits_and_any_changed_bit_is_caught(small_swe
 
 def test_plot_intervals_draws_means_with_their_bars(small_sweep):
     _, table = small_sweep
-    summary = studies.cell_summary(table, ["fogel_score"])
+    summary = tables.cell_summary(table, ["fogel_score"])
     ax = Figure().subplots()
     bars = studies.plot_intervals(ax, summary, "generations", "fogel_score")
     line = bars.lines[0]
@@ -101,9 +101,9 @@ def test_plot_intervals_draws_means_with_their_bars(small_sweep):
 def test_study_names_are_checked():
     for bad in ("", "../x", "a/b", ".hidden"):
         with pytest.raises(ValueError, match="file name"):
-            studies.study_path(bad)
+            tables.study_path(bad)
     with pytest.raises(ValueError, match="no study 'no_such_study'"):
-        studies.study_path("no_such_study")
+        tables.study_path("no_such_study")
 
 
 class _Glancing:
@@ -140,7 +140,7 @@ def test_at_a_glance_gathers_the_rows_of_systems_with_a_glance_and_checks_them()
     assert "glancing" not in {system.name for system in registered_systems()}
 
 
-@pytest.mark.parametrize("path", sorted(studies.STUDIES.glob("*.sqlite")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(tables.STUDIES.glob("*.sqlite")), ids=lambda p: p.name)
 def test_committed_study_databases_are_small_complete_sweeps(path):
     assert path.stat().st_size < 10 * 2**20, f"{path.name} is over 10 MB"
     with SweepStore(path) as store:

@@ -17,17 +17,16 @@ from evolving_ttt.cli import main
 from evolving_ttt.fogel.evolution import ExperimentConfig
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import (
-    YARDSTICKS,
     grid_cells,
     parse_grid,
     settings_keys,
     sweep,
     sweep_definition,
     sweep_player,
-    sweep_table,
     sweep_tasks,
 )
 from evolving_ttt.systems import get_system
+from evolving_ttt.tables import YARDSTICKS, sweep_table
 
 FOGEL = get_system("fogel")
 # A small grid: 2 cells x 4 seeds x 1 trial = 8 tasks, under a second each.

@@ -200,7 +200,7 @@ def add_verdict_columns(table):
 def study_tables() -> dict:
     """Every study database that is committed, by sweep name, as tables with :func:`add_verdict_columns` and a
     ``setting`` column naming the cell (``"judge=none, bonus_role=added"``) (chapter 23)."""
-    from evolving_ttt.studies import study_table
+    from evolving_ttt.tables import study_table
 
     tables = {}
     for name, assignments in STUDY_SWEEPS.items():
@@ -227,7 +227,7 @@ def study_summary(measures: Sequence[str], tables: dict | None = None):
     ``tables`` are the tables of :func:`study_tables` (read again if not given)."""
     import pandas as pd
 
-    from evolving_ttt.studies import cell_summary
+    from evolving_ttt.tables import cell_summary
 
     rows = []
     for name, table in (study_tables() if tables is None else tables).items():

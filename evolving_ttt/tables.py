@@ -1,0 +1,107 @@
+"""Sweep databases as tables (chapters 20 to 23): below the systems, so that a system's study can read its own.
+
+:func:`sweep_table` reads any sweep database (:mod:`evolving_ttt.store`) as a pandas table, one row per task;
+:func:`study_table` one of the robustness studies committed to ``book/data/studies/``; :func:`cell_summary` gives
+every cell of a table as means with 95% t intervals (:func:`evolving_ttt.statistics.mean_interval`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evolving_ttt.records import STUDIES
+from evolving_ttt.statistics import mean_interval
+from evolving_ttt.store import SweepStore
+
+YARDSTICKS = (
+    "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
+)  # fmt: skip
+"""The arena's measures of every task's final player: expected points per game (1 a win, 1/2 a draw) against the
+perfect and the random player as X and as O, Fogel's expected protocol score as X (at most 32), and whether it can
+lose from either side (1 or 0)."""
+
+
+def sweep_table(db: str | Path):
+    """A sweep's recorded tasks as a pandas ``DataFrame``, one row per task (chapter 20).
+
+    Columns: ``cell``, ``seed``, ``task``, one column per swept setting (its value in the cell), the arena's
+    :data:`YARDSTICKS`, the system's own measures, ``wall_time`` (seconds) and ``worker``.
+    """
+    import pandas as pd
+
+    with SweepStore(db) as store:
+        definition, rows = store.definition, store.rows()
+    keys = [key for key, _ in definition["grid"]]
+
+    def value(settings: dict, key: str) -> Any:
+        for part in key.split("."):
+            settings = settings[part]
+        return tuple(settings) if isinstance(settings, list) else settings
+
+    table = [{"cell": r["cell"], "seed": r["seed"], "task": r["task"], **{k: value(r["settings"], k) for k in keys},
+              **r["measures"], "wall_time": r["wall_time"], "worker": r["worker"]} for r in rows]  # fmt: skip
+    columns = ["cell", "seed", "task", *keys, *YARDSTICKS]
+    frame = pd.DataFrame(table)
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
+
+
+def study_path(name: str) -> Path:
+    """The database ``book/data/studies/<name>.sqlite``, which must exist."""
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"a study's name is a file name without folder or suffix, such as 'fogel_control'; "
+                         f"got {name!r}")  # fmt: skip
+    path = STUDIES / f"{name}.sqlite"
+    if not path.is_file():
+        known = sorted(p.stem for p in STUDIES.glob("*.sqlite")) if STUDIES.is_dir() else []
+        raise ValueError(f"no study {name!r} in {STUDIES}; the studies are {', '.join(known) or 'none'}")
+    return path
+
+
+def study_table(name: str):
+    """One study database of ``book/data/studies/`` as a pandas table, one row per task (:func:`sweep_table`)."""
+    return sweep_table(study_path(name))
+
+
+def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None):
+    """Every cell of a sweep table as the mean of each measure with its 95% t interval.
+
+    Parameters
+    ----------
+    table
+        A table of :func:`study_table` or :func:`~evolving_ttt.sweeps.sweep_table`.
+    measures
+        Columns to summarise, such as ``["points_perfect_x", "fogel_score"]``.
+    by
+        The columns that define a group; by default the swept settings (the columns between ``task`` and the
+        arena's yardsticks), so one row per cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, then for each measure ``m``: ``m`` (the mean), ``m_low`` and ``m_high``, then ``n``.
+    """
+    import pandas as pd
+
+    columns = list(table.columns)
+    if by is None:
+        by = columns[columns.index("task") + 1 : columns.index("points_perfect_x")] if "task" in columns else []
+    by = list(by)
+    for name in [*by, *measures]:
+        if name not in columns:
+            raise ValueError(f"cell_summary: the table has no column {name!r}; its columns are {', '.join(columns)}")
+    if not measures:
+        raise ValueError("cell_summary: name one or more measures to summarise")
+    rows = []
+    groups = table.groupby(by, sort=False, dropna=False) if by else [((), table)]
+    for key, group in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        for measure in measures:
+            row[measure], row[f"{measure}_low"], row[f"{measure}_high"] = mean_interval(group[measure].to_numpy())
+        row["n"] = len(group)
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -14,8 +14,8 @@ import numpy as np
 from evolving_ttt.ling_lam.experiment import PAPER_FITNESS, PAPER_LING_LAM
 
 STUDY_NAMES = (
-    "ling_lam_iterations", "ling_lam_long", "ling_lam_ga_form", "ling_lam_positions", "ling_lam_hidden",
-    "ling_lam_count", "ling_lam_readings",
+    "ling_lam_iterations", "ling_lam_long", "ling_lam_ga_form", "ling_lam_positions", "ling_lam_combined",
+    "ling_lam_hidden", "ling_lam_count", "ling_lam_readings",
 )  # fmt: skip
 """The study's databases, in the order of chapter 22."""
 PAPER_STUDY = "ling_lam_iterations"
@@ -57,7 +57,7 @@ def trained_networks(names: tuple[str, ...] = STUDY_NAMES):
     paper's setting, which several sweeps include) appears once, from the first."""
     import pandas as pd
 
-    from evolving_ttt.studies import study_table
+    from evolving_ttt.tables import study_table
 
     frames, seen = [], set()
     for name in names:
@@ -73,7 +73,7 @@ def trained_networks(names: tuple[str, ...] = STUDY_NAMES):
 
 def fitness_cells(table, measures: tuple[str, ...] = MEASURES):
     """One row per (study, setting, method): each measure's mean and 95% interval (``m_low``, ``m_high``), ``n``."""
-    from evolving_ttt.studies import cell_summary
+    from evolving_ttt.tables import cell_summary
 
     return cell_summary(table, list(measures), by=["study", "setting", "method"])
 

@@ -3,9 +3,10 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from evolving_ttt.al_khateeb import system
+from evolving_ttt.al_khateeb import study, system
 from evolving_ttt.al_khateeb.engine import coevolve, load_coevolution_run, save_coevolution_run
 from evolving_ttt.al_khateeb.evaluator import (
     MAX_DEPTH,
@@ -36,6 +37,8 @@ from evolving_ttt.al_khateeb.search import (
 )
 from evolving_ttt.game import O, X, board_from_string, board_tables, play
 from evolving_ttt.outcomes import boards_to_move, policy_table
+from evolving_ttt.records import STUDIES
+from evolving_ttt.studies import GLANCE_COLUMNS
 
 READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("evaluator", "rules")]
 RECORD = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
@@ -260,3 +263,46 @@ def test_task_measures_follow_the_champion_along_the_run():
     assert player.settings.depth == 2
     explanation = system.explain(player)(np.zeros(9, dtype=np.int8), X)
     assert "2 plies" in explanation.label
+
+
+# --- The study's databases read back (evolving_ttt.al_khateeb.study) ---------------------------------------------
+
+
+def test_study_names_and_files_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="not a sweep of Al-Khateeb"):
+        study.study_file("fogel_population")
+    with pytest.raises(ValueError, match="missing"):
+        study.study_file("al_khateeb_depth", tmp_path)
+    assert study.glance(tmp_path) == []
+
+
+def test_task_numbers_turn_points_into_the_papers_draws_and_the_champions_progress():
+    row = {"points_perfect_x": 0.25, "points_perfect_o": 0.125}
+    for opponent in ("rule", "perfect"):
+        for side in "xo":
+            for k in range(study.CHAMPION_POINTS):
+                row[f"champion_{opponent}_{side}_{k}"] = -0.5 + 0.1 * k if side == "x" else -0.2
+    numbers = study.task_numbers(pd.DataFrame([row])).iloc[0]
+    assert numbers["draws_x"] == 25 and numbers["draws_o"] == 12.5 and numbers["draws_both"] == 18.75
+    assert numbers["progress_rule"] == pytest.approx(0.2) and numbers["first_draws_x"] == 25
+    assert numbers["first_draws_o"] == 40
+
+
+def test_settings_are_named_in_words():
+    definition = {"grid": [["runs", ["1"]], ["player.depth", ["2", "3"]], ["hall_of_fame", ["10"]]]}
+    settings = {"runs": 1, "player": {"view": "mover", "depth": 3}, "hall_of_fame": 10}
+    assert study.setting_text(definition, settings) == "depth 3, hall of fame 10"
+
+
+@pytest.mark.skipif(not all((STUDIES / f"{n}.sqlite").is_file() for n in study.STUDY_SWEEPS),
+                    reason="the study's databases are not in book/data/studies")  # fmt: skip
+def test_glance_reads_its_numbers_from_the_databases():
+    rows = study.glance()
+    assert len(rows) == 2 and all(set(row) == set(GLANCE_COLUMNS) for row in rows)
+    cells = study.study_cells()
+    paper = cells.iloc[0]
+    assert paper["study"] == "al_khateeb_readings" and paper["setting"] == "view mover, winning moves evaluator"
+    assert rows[0]["book"].startswith(f"draws per 50 as X {paper['draws_x']:.1f} ")
+    assert rows[1]["best"].startswith(f"{cells['progress_rule'].max():.3f} ")
+    assert (cells["n"] == 10).all()
+    assert study.sweep_command("al_khateeb_depth").startswith("python -m ttt_helpers sweep run al-khateeb --set runs=1")

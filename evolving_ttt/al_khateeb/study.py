@@ -27,7 +27,7 @@ from evolving_ttt.store import SweepStore
 
 STUDY_SWEEPS = (
     "al_khateeb_readings", "al_khateeb_depth", "al_khateeb_hall_of_fame", "al_khateeb_generations",
-    "al_khateeb_parents", "al_khateeb_step_sizes", "al_khateeb_population_50", "al_khateeb_population_100",
+    "al_khateeb_parents", "al_khateeb_step_sizes", "al_khateeb_population",
 )  # fmt: skip
 """The study's databases in ``book/data/studies/``, in the order of chapter 21."""
 
@@ -82,12 +82,12 @@ def setting_text(definition: dict, settings: dict) -> str:
 
 
 def task_numbers(table):
-    """A study table (:func:`evolving_ttt.studies.study_table`) with the study's derived measures added.
+    """A table of tasks (:func:`study_tasks`) with the study's derived measures added.
 
     ``draws_x`` and ``draws_o``: expected draws in 50 games against the perfect player as X and as O;
     ``draws_both``: their mean; ``progress_rule`` and ``progress_perfect``: the champion's score (P(win) - P(loss),
     mean of X and O) in the last generation minus in generation 1, against Fogel's rule base and the perfect
-    player; ``first_draws_x``: the expected draws per 50 as X of generation 1's champion.
+    player; ``first_draws_x`` and ``first_draws_o``: the expected draws per 50 of generation 1's champion.
     """
     table = table.copy()
     table["draws_x"] = 100 * table["points_perfect_x"]
@@ -97,12 +97,13 @@ def task_numbers(table):
     for opponent in ("rule", "perfect"):
         gain = [table[f"champion_{opponent}_{side}_{last}"] - table[f"champion_{opponent}_{side}_0"] for side in "xo"]
         table[f"progress_{opponent}"] = (gain[0] + gain[1]) / 2
-    table["first_draws_x"] = 50 * (1 + table["champion_perfect_x_0"])  # against perfect play: draws = 1 - losses
+    for side in "xo":  # against perfect play: draws = 1 - losses
+        table[f"first_draws_{side}"] = 50 * (1 + table[f"champion_perfect_{side}_0"])
     return table
 
 
 SUMMARISED = ("draws_x", "draws_o", "draws_both", "progress_rule", "progress_perfect", "points_random_x",
-              "points_random_o", "fogel_score", "first_draws_x")  # fmt: skip
+              "points_random_o", "fogel_score", "first_draws_x", "first_draws_o")  # fmt: skip
 """The measures :func:`study_cells` summarises."""
 
 
@@ -114,8 +115,8 @@ def study_tasks(name: str, folder: Path = STUDIES):
     with SweepStore(study_file(name, folder)) as store:
         definition, rows = store.definition, store.rows()
     table = pd.DataFrame([{"cell": row["cell"], "seed": row["seed"], "task": row["task"],
-                           "setting": setting_text(definition, row["settings"]), **row["measures"]}
-                          for row in rows])  # fmt: skip
+                           "setting": setting_text(definition, row["settings"]), **row["measures"],
+                           "wall_time": row["wall_time"]} for row in rows])  # fmt: skip
     return task_numbers(table)
 
 
@@ -146,20 +147,21 @@ def _interval(mean: float, low: float, high: float, digits: int = 1) -> str:
     return f"{mean:.{digits}f} (95% interval {low:.{digits}f} to {high:.{digits}f})"
 
 
-def glance() -> list[dict]:
+def glance(folder: Path = STUDIES) -> list[dict]:
     """The introduction's rows for Al-Khateeb (:func:`evolving_ttt.studies.at_a_glance`), from the study's
-    databases; no rows when they are missing (chapter 21)."""
-    if not all((STUDIES / f"{name}.sqlite").is_file() for name in STUDY_SWEEPS):
+    databases in ``folder``; no rows when they are missing (chapter 21)."""
+    if not all((Path(folder) / f"{name}.sqlite").is_file() for name in STUDY_SWEEPS):
         return []
-    cells = study_cells()
+    cells = study_cells(folder=folder)
     paper = cells[(cells["study"] == "al_khateeb_readings") & (cells["setting"] == "view mover, winning moves "
                                                                                   "evaluator")].iloc[0]  # fmt: skip
     best_draws = cells.loc[cells["draws_both"].idxmax()]
     best_progress = cells.loc[cells["progress_rule"].idxmax()]
+    first = f"generation 1's champions already draw {best_draws['first_draws_x']:.1f} as X"
     if best_draws["draws_x_low"] >= PAPER_DRAWS and best_draws["draws_o_low"] >= PAPER_DRAWS:
-        draws_verdict = f"holds only under {best_draws['setting']}"
-    elif best_draws["draws_x_high"] >= PAPER_DRAWS:
-        draws_verdict = f"holds only as X, and only under {best_draws['setting']}"
+        draws_verdict = f"holds only under {best_draws['setting']} ({first})"
+    elif best_draws["draws_x_low"] >= PAPER_DRAWS:
+        draws_verdict = f"holds only under {best_draws['setting']}, and only as X ({first})"
     else:
         draws_verdict = "does not hold under any setting tried"
     if best_progress["progress_rule_low"] > 0:

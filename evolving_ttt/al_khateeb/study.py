@@ -26,8 +26,8 @@ from evolving_ttt.statistics import mean_interval, share_interval
 from evolving_ttt.store import SweepStore
 
 STUDY_SWEEPS = (
-    "al_khateeb_readings", "al_khateeb_depth", "al_khateeb_hall_of_fame", "al_khateeb_generations",
-    "al_khateeb_parents", "al_khateeb_step_sizes", "al_khateeb_population",
+    "al_khateeb_readings", "al_khateeb_depth", "al_khateeb_depth_2000", "al_khateeb_hall_of_fame",
+    "al_khateeb_generations", "al_khateeb_parents", "al_khateeb_step_sizes", "al_khateeb_population",
 )  # fmt: skip
 """The study's databases in ``book/data/studies/``, in the order of chapter 21."""
 

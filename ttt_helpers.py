@@ -200,6 +200,56 @@ from evolving_ttt.cli import (
     build_parser, main,
 )
 
+# Chapter 20: is it the paper or a detail? Sweeps, robustness studies, and Fogel (1993) as the control
+from evolving_ttt.store import (
+    SweepStore, describe_definition,
+)
+from evolving_ttt.sweeps import (
+    settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks, sweep, sweep_player,
+)
+from evolving_ttt.tables import (
+    YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary,
+)
+from evolving_ttt.statistics import (
+    mean_interval, share_interval,
+)
+from evolving_ttt.studies import (
+    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, at_a_glance, glance_markdown,
+)
+from evolving_ttt.fogel.study import (
+    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_glance,
+)
+
+# Chapter 21: Al-Khateeb (2012) under every reading: a deeper search, the share that breeds, a hall of fame
+from evolving_ttt.al_khateeb.search import (
+    leaf_value, minimax_value, search_values, alpha_beta, search_move, search_player, search_positions, search_tables,
+)
+from evolving_ttt.al_khateeb.robust import (
+    search_game, search_round_robin, hall_of_fame_points, coevolve_general_readable,
+)
+from evolving_ttt.al_khateeb.study import (
+    STUDY_SWEEPS as AL_KHATEEB_STUDIES, sweep_command as al_khateeb_sweep_command,
+    study_tasks as al_khateeb_study_tasks, study_cells as al_khateeb_study_cells, champion_curves,
+)
+from evolving_ttt.al_khateeb.system import (
+    champion_generations,
+)
+
+# Chapter 22: Ling and Lam (2011) under every reading: what the network can hold, the GA's form, the positions
+from evolving_ttt.ling_lam.capacity import (
+    smooth_fitness, fit_network, position_set, capacity_study, save_capacity, load_capacity,
+)
+from evolving_ttt.ling_lam.robustness import (
+    STUDY_NAMES as LING_LAM_STUDIES, trained_networks, fitness_cells, claim_rows as ling_lam_claim_rows,
+)
+
+# Chapter 23: Mohammadi et al. (2013) under every reading: the bonus, crossover at the root, many seeds
+from evolving_ttt.mohammadi.robustness import (
+    competent_program_text, competent_program, bonus_test, STUDY_SWEEPS as MOHAMMADI_STUDIES, PAPER_CELL as
+    MOHAMMADI_PAPER_CELL, SINGLE_ROOT_MAJORITY, sweep_command as mohammadi_sweep_command, random_player_points,
+    study_tables as mohammadi_study_tables, study_summary as mohammadi_study_summary, glance_rows as mohammadi_glance,
+)
+
 # Chapter 24: the arena, every system's players on the same exact yardsticks
 from evolving_ttt.records import (
     BENCH_RESULTS, BENCHMARK_FORMAT, save_benchmark, load_benchmark,
@@ -232,32 +282,6 @@ from evolving_ttt.systems import (
 from evolving_ttt.parallel import (
     LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,
 )
-from evolving_ttt.store import (
-    SweepStore,
-)
-from evolving_ttt.sweeps import (
-    settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks, sweep, sweep_player,
-)
-
-# Chapters 20 to 23: is it the paper or a detail? Robustness studies read from their sweep databases
-from evolving_ttt.tables import (
-    YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary,
-)
-from evolving_ttt.studies import (
-    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, at_a_glance, glance_markdown,
-)
-from evolving_ttt.statistics import (
-    mean_interval, share_interval,
-)
-from evolving_ttt.store import (
-    describe_definition,
-)
-
-# Chapter 20: the control study, Fogel (1993)
-from evolving_ttt.fogel.study import (
-    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_glance,
-)
-
 # Chapter 26: play against every player of the book (book/26_play.ipynb)
 from evolving_ttt.play import (
     OPPONENT_KINDS, DEFAULT_CHAMPION, opponent_player, play_out, View, GameSession, value_text, output_color,

@@ -1,4 +1,4 @@
-"""Benchmark of the arena (book/20_arena.ipynb): load every player of the book and measure all of them.
+"""Benchmark of the arena (book/24_arena.ipynb): load every player of the book and measure all of them.
 
 Prints the wall time of building the catalogue from the files in book/data (tabulating every player on every
 board, both sides) and of the full arena (every yardstick of every player and the round robin), in a fresh

@@ -9,6 +9,6 @@ modules directly. Imports run one way, from the bottom up:
 * the systems, one subpackage each: ``fogel`` (Fogel 1993, the spine, chapters 2 to 13), ``al_khateeb``
   (chapters 14 and 15), ``ling_lam`` (chapters 16 and 17) and ``mohammadi`` (chapters 18 and 19); the later
   systems may use Fogel's rule base and run helpers, and no system imports another otherwise;
-* ``arena``: every player of the book on the same exact yardsticks (chapter 20);
-* ``play`` and ``static_board``: the play widget and the page's board (chapter 22); ``cli``: the command line.
+* ``arena``: every player of the book on the same exact yardsticks (chapter 24);
+* ``play`` and ``static_board``: the play widget and the page's board (chapter 26); ``cli``: the command line.
 """

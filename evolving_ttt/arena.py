@@ -1,4 +1,4 @@
-"""The arena: the players of every system on the same exact yardsticks (book/20_arena.ipynb).
+"""The arena: the players of every system on the same exact yardsticks (book/24_arena.ipynb).
 
 Each paper judged its player on its own terms. Here every player becomes an :class:`ArenaPlayer`, a
 pair of policy tables (one for each side, :mod:`evolving_ttt.outcomes`), and all of them are measured
@@ -13,7 +13,7 @@ the same way, exactly, by walking the game tree with the players' move probabili
 
 Evolved players come from the registry of systems (:mod:`evolving_ttt.systems`): each system loads its players
 from their files in ``book/data/``, so the arena judges exactly what the system chapters saved. A reader's own
-player joins through :func:`evolving_ttt.systems.register_player` (chapter 21). The players themselves are
+player joins through :func:`evolving_ttt.systems.register_player` (chapter 25). The players themselves are
 :class:`~evolving_ttt.players.ArenaPlayer` objects (:mod:`evolving_ttt.players`). The module sits on top of the
 systems.
 """
@@ -123,7 +123,7 @@ def results_as(player: ArenaPlayer, opponent: ArenaPlayer, mark: int) -> np.ndar
 
 @dataclass(frozen=True)
 class ArenaRow:
-    """Every yardstick of one player (book/20_arena.ipynb)."""
+    """Every yardstick of one player (book/24_arena.ipynb)."""
 
     name: str
     system: str
@@ -186,7 +186,7 @@ def round_robin_points(outcomes: np.ndarray) -> np.ndarray:
 
 def catalogue() -> tuple[ArenaPlayer, ...]:
     """Every player of the book: the reference players, each registered system's saved players, then the players
-    registered with :func:`evolving_ttt.systems.register_player` (book/20_arena.ipynb, chapter 21).
+    registered with :func:`evolving_ttt.systems.register_player` (book/24_arena.ipynb, chapter 25).
 
     Built from the registry (:mod:`evolving_ttt.systems`) and kept until the registry changes: tabulating the
     players takes a few seconds.
@@ -224,7 +224,7 @@ def arena_report(players: Sequence[ArenaPlayer] | None = None) -> dict:
 
 
 def format_arena_table(report: dict) -> str:
-    """The arena's table as text: one row per player, wins/draws/losses in percent (book/20_arena.ipynb)."""
+    """The arena's table as text: one row per player, wins/draws/losses in percent (book/24_arena.ipynb)."""
 
     def wdl(triple):
         return "/".join(f"{100 * v:.0f}" for v in triple)

@@ -1,9 +1,9 @@
-"""Playing against every player of the book: the game session and the ipywidgets board (chapter 22).
+"""Playing against every player of the book: the game session and the ipywidgets board (chapter 26).
 
 :class:`GameSession` holds the rules of a game between a person and any player of the arena's catalogue
 (:mod:`evolving_ttt.arena`), with a tally per opponent, and never raises on a click; :class:`PlayWidget`
 only draws it, with the opponent's reasons for its last move beside the board. ``opponent_player`` and
-``play_out`` are the small move functions chapter 22 uses to replay the champion's games.
+``play_out`` are the small move functions chapter 26 uses to replay the champion's games.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from evolving_ttt.perfect import perfect_move
 from evolving_ttt.players import ArenaPlayer, Explanation
 
 OPPONENT_KINDS = ("champion", "rule base", "perfect")
-"""The opponents a reader can play against (chapter 22)."""
+"""The opponents a reader can play against (chapter 26)."""
 
 DEFAULT_CHAMPION = Path(__file__).resolve().parents[1] / "book" / "data" / "champion.json"
 """Where the reproduction's champion is saved (chapter 7)."""
 
 
 def opponent_player(kind: str, mark: int, rng: np.random.Generator, network: Network | None = None) -> Player:
-    """A move function for ``kind`` ("champion", "rule base" or "perfect") playing ``mark`` (chapter 22).
+    """A move function for ``kind`` ("champion", "rule base" or "perfect") playing ``mark`` (chapter 26).
 
     The champion was evolved as X; as O it sees the board with the colours swapped. The rule base plays
     either side with the paper's rules (its first reply follows the rules too). The perfect player takes
@@ -60,7 +60,7 @@ def opponent_player(kind: str, mark: int, rng: np.random.Generator, network: Net
 
 
 def play_out(x_player: Player, o_player: Player) -> tuple[int, list[int]]:
-    """Play one game between two move functions; return the winner (+1, -1, 0) and the moves (chapter 22)."""
+    """Play one game between two move functions; return the winner (+1, -1, 0) and the moves (chapter 26)."""
     board = np.zeros(9, dtype=np.int8)
     moves: list[int] = []
     while not is_game_over(board):
@@ -72,7 +72,7 @@ def play_out(x_player: Player, o_player: Player) -> tuple[int, list[int]]:
 
 @dataclass(frozen=True)
 class View:
-    """What the panel beside the board shows: a player's reasons on one board (chapter 22).
+    """What the panel beside the board shows: a player's reasons on one board (chapter 26).
 
     Attributes
     ----------
@@ -90,7 +90,7 @@ class View:
 
 
 class GameSession:
-    """A game between a person and any player of the book, with the rules and the tally; no drawing (chapter 22).
+    """A game between a person and any player of the book, with the rules and the tally; no drawing (chapter 26).
 
     Parameters
     ----------
@@ -218,7 +218,7 @@ class GameSession:
 
 
 def value_text(value: float) -> str:
-    """A number for a heat cell: two decimals for small values, thousands as k for the heuristic's (chapter 22)."""
+    """A number for a heat cell: two decimals for small values, thousands as k for the heuristic's (chapter 26)."""
     if abs(value) >= 1e4:
         return f"{value / 1e3:.0f}k"
     if abs(value) >= 100:
@@ -227,14 +227,14 @@ def value_text(value: float) -> str:
 
 
 def output_color(value: float) -> str:
-    """A hex colour for an output strength in [0, 1] on matplotlib's viridis scale (chapter 22)."""
+    """A hex colour for an output strength in [0, 1] on matplotlib's viridis scale (chapter 26)."""
     from matplotlib import colormaps, colors
 
     return colors.to_hex(colormaps["viridis"](float(np.clip(value, 0.0, 1.0))))
 
 
 class PlayWidget:
-    """An ipywidgets board for a :class:`GameSession`: it only draws the session and forwards clicks (chapter 22).
+    """An ipywidgets board for a :class:`GameSession`: it only draws the session and forwards clicks (chapter 26).
 
     ``squares`` are the nine buttons, ``new_game`` the button that restarts, ``opponent`` and ``side``
     the two pickers, ``status`` the status line, ``score`` the tally against every opponent played so far,
@@ -335,7 +335,7 @@ class PlayWidget:
 
 def play_widget(opponent: str = "Fogel champion", human: int = O, seed: int = 0,
                 players: Sequence[ArenaPlayer] | None = None) -> PlayWidget:  # fmt: skip
-    """Make a :class:`PlayWidget` against any player of the book and return it (chapter 22).
+    """Make a :class:`PlayWidget` against any player of the book and return it (chapter 26).
 
     By default the reader plays O against Fogel's champion, so the champion opens as X, the side it was
     evolved for.

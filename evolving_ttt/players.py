@@ -1,9 +1,9 @@
-"""Players of either side as two policy tables: the common form of every player of the book (chapters 22, 20).
+"""Players of either side as two policy tables: the common form of every player of the book (chapters 26, 24).
 
 Every system's players, the reference players and a reader's own player all become an :class:`ArenaPlayer`: a name,
 the system it comes from, and its policy tables as X and as O (:mod:`evolving_ttt.outcomes`). The arena measures
-them (chapter 20), the play widget and the page's board play them (chapter 22). :func:`table_player` makes one from
-a deterministic move function, such as a reader writes in chapter 21.
+them (chapter 24), the play widget and the page's board play them (chapter 26). :func:`table_player` makes one from
+a deterministic move function, such as a reader writes in chapter 25.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from evolving_ttt.outcomes import check_policy, policy_table
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why a player moves where it does on one board: what the play chapter shows beside the board (chapter 22).
+    """Why a player moves where it does on one board: what the play chapter shows beside the board (chapter 26).
 
     Attributes
     ----------
@@ -51,7 +51,7 @@ class Explanation:
 
 @dataclass(frozen=True, eq=False)
 class ArenaPlayer:
-    """A player of either side, as two policy tables (book/20_arena.ipynb).
+    """A player of either side, as two policy tables (book/24_arena.ipynb).
 
     Attributes
     ----------
@@ -62,7 +62,7 @@ class ArenaPlayer:
     training
         What making it cost, in words (games played or positions scored), or "" for reference players.
     explain
-        ``explain(board, mark) -> Explanation``: why the player moves where it does (chapter 22).
+        ``explain(board, mark) -> Explanation``: why the player moves where it does (chapter 26).
     """
 
     name: str

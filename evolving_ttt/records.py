@@ -490,7 +490,7 @@ def save_benchmark(name: str, figures: dict[str, float | list[float]], folder: s
 
 
 def load_benchmark(name: str, folder: str | Path = BENCH_RESULTS) -> dict[str, float | list[float]]:
-    """The figures ``bench/{name}.py`` last recorded (chapter 20 quotes the systems' wall times from them).
+    """The figures ``bench/{name}.py`` last recorded (chapter 24 quotes the systems' wall times from them).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""The players written out for the board in the rendered book, which plays without a kernel (chapter 22).
+"""The players written out for the board in the rendered book, which plays without a kernel (chapter 26).
 
 The rendered pages cannot run Python, so the play chapter carries a small board in plain JavaScript
 (``book/_static/play_board.js``). It never computes a move itself: it looks each move up in the tables
@@ -34,7 +34,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "book" / "_static" / "ttt_players
 
 
 def encode_side(policy: np.ndarray, mark: int, name: str = "player") -> tuple[float, str]:
-    """Write one side's policy table as ``(epsilon, codes)``: 19,683 two-digit masks (chapter 22).
+    """Write one side's policy table as ``(epsilon, codes)``: 19,683 two-digit masks (chapter 26).
 
     Raises
     ------
@@ -63,7 +63,7 @@ def encode_side(policy: np.ndarray, mark: int, name: str = "player") -> tuple[fl
 
 
 def decode_side(epsilon: float, codes: str, mark: int) -> np.ndarray:
-    """Read ``(epsilon, codes)`` back into a policy table, as the page's JavaScript does (chapter 22)."""
+    """Read ``(epsilon, codes)`` back into a policy table, as the page's JavaScript does (chapter 26)."""
     if len(codes) != 2 * N_BOARDS:
         raise ValueError(f"codes must hold {2 * N_BOARDS} characters; got {len(codes)}")
     masks = np.array([DIGITS.index(codes[2 * i]) * 32 + DIGITS.index(codes[2 * i + 1]) for i in range(N_BOARDS)])
@@ -77,7 +77,7 @@ def decode_side(epsilon: float, codes: str, mark: int) -> np.ndarray:
 
 
 def players_script(players: Sequence[ArenaPlayer]) -> str:
-    """The JavaScript file that defines ``window.TTT_PLAYERS`` for the page's board (chapter 22)."""
+    """The JavaScript file that defines ``window.TTT_PLAYERS`` for the page's board (chapter 26)."""
     entries = []
     for player in players:
         check_instance(player, ArenaPlayer, "players", "a sequence of ArenaPlayer")

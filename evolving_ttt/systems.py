@@ -1,4 +1,4 @@
-"""One vocabulary for every system of the book, and the registry that lists them (chapters 6 and 21).
+"""One vocabulary for every system of the book, and the registry that lists them (chapters 6 and 25).
 
 The four systems were built from four papers, and each chapter teaches its own readable names (``evolve``,
 ``run_coevolution``, ``train``, ``evolve_series``). Everything that sits above the systems (the command line, the
@@ -8,7 +8,7 @@ module ``system`` that provides them at module level (``evolving_ttt.fogel.syste
 
 Adding a system is one subpackage and one line in :data:`BUILT_IN` (or, from outside the package, one call of
 :func:`register_system`). A reader's own player joins the arena's catalogue and the play widget with
-:func:`register_player` (chapter 21).
+:func:`register_player` (chapter 25).
 
 The generic operations built on the interface: :func:`run_tasks` (some tasks, on any executor),
 :func:`run_system` (the whole experiment, merged into the system's record) and :func:`system_player` (a saved
@@ -33,7 +33,7 @@ from evolving_ttt.players import ArenaPlayer, Explanation
 
 @runtime_checkable
 class System(Protocol):
-    """What every system provides, by these names (chapter 21).
+    """What every system provides, by these names (chapter 25).
 
     Attributes
     ----------
@@ -154,7 +154,7 @@ def _load_built_in() -> None:
 
 
 def check_system(system: Any) -> Any:
-    """Raise ``ValueError`` unless ``system`` provides every name of :class:`System` (chapter 21)."""
+    """Raise ``ValueError`` unless ``system`` provides every name of :class:`System` (chapter 25)."""
     missing = [name for name in REQUIRED_NAMES if not hasattr(system, name)]
     if missing:
         raise ValueError(f"a system must provide {', '.join(REQUIRED_NAMES)}; {system!r} lacks {', '.join(missing)}")
@@ -165,7 +165,7 @@ def check_system(system: Any) -> Any:
 
 
 def register_system(system: Any) -> Any:
-    """Add ``system`` to the registry: its command, its players in the arena and the play widget (chapter 21).
+    """Add ``system`` to the registry: its command, its players in the arena and the play widget (chapter 25).
 
     Raises
     ------
@@ -214,7 +214,7 @@ def get_system(name: str) -> Any:
 
 
 def register_player(player: ArenaPlayer) -> ArenaPlayer:
-    """Add a reader's own player to the arena's catalogue and the play widget's opponents (chapter 21).
+    """Add a reader's own player to the arena's catalogue and the play widget's opponents (chapter 25).
 
     A player registered again under the same name replaces the first.
     """
@@ -294,7 +294,7 @@ def run_system(
     scheduler: object = None,
     progress: bool | str = False,
 ) -> Any:
-    """Every task of ``system`` (default settings: the paper's), merged into the system's record (chapter 21)."""
+    """Every task of ``system`` (default settings: the paper's), merged into the system's record (chapter 25)."""
     system = get_system(system) if isinstance(system, str) else check_system(system)
     settings = system.PAPER_SETTINGS if settings is None else settings
     results = run_tasks(system, settings, seed, None, workers, scheduler, progress)
@@ -304,6 +304,6 @@ def run_system(
 def system_player(
     system: Any, player: Any, name: str, description: str = "", training: str = ""
 ) -> ArenaPlayer:
-    """One of ``system``'s players as an :class:`~evolving_ttt.players.ArenaPlayer` (chapter 21)."""
+    """One of ``system``'s players as an :class:`~evolving_ttt.players.ArenaPlayer` (chapter 25)."""
     x_policy, o_policy = system.policy_tables(player)
     return ArenaPlayer(name, system.title, description, x_policy, o_policy, training, system.explain(player))

@@ -33,7 +33,7 @@ def test_the_fogel_champion_in_the_arena_is_the_network_of_the_book(champion_pla
     network, _ = load_network(DATA / "champion.json")
     row = arena.measure(champion_player)
     assert np.isclose(row.protocol_score, exact_score(network)[0], rtol=0, atol=1e-9)
-    assert row.can_lose == {"X": False, "O": True}  # chapter 11's audit as X; as O the swap loses (chapter 22)
+    assert row.can_lose == {"X": False, "O": True}  # chapter 11's audit as X; as O the swap loses (chapter 26)
     assert row.mistakes["X"] == (2, 76)
     assert champion_player.deterministic
 
@@ -72,7 +72,7 @@ def test_round_robin_points_by_hand():
 def test_moves_of_deterministic_and_stochastic_players(references, champion_player):
     board = board_from_string("XX. .O. ...")
     network, _ = load_network(DATA / "champion.json")
-    assert champion_player.move(board) == network_move(network, board, O) == 7  # it fails to block (chapter 22)
+    assert champion_player.move(board) == network_move(network, board, O) == 7  # it fails to block (chapter 26)
     random = references["random"]
     assert not random.deterministic
     with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):

@@ -59,3 +59,14 @@ def test_benchmark_figures_round_trip_and_bad_files_are_refused(tmp_path):
         ttt_helpers.load_benchmark("missing", tmp_path)
     with pytest.raises(ValueError, match="benchmark script"):
         ttt_helpers.save_benchmark("../x", {"seconds": 1}, tmp_path)
+
+
+def test_the_readme_shows_the_table_at_a_glance_the_studies_compute():
+    text = (ROOT / "README.md").read_text()
+    start, end = "<!-- the table at a glance: th.glance_markdown() -->\n", "\n<!-- end of the table at a glance -->"
+    assert text.count(start) == 1 and text.count(end) == 1, "the README's table at a glance has lost its markers"
+    shown = text.split(start)[1].split(end)[0]
+    table = ttt_helpers.at_a_glance()
+    papers = {"Fogel (1993)", "Al-Khateeb (2012)", "Ling and Lam (2011)", "Mohammadi et al. (2013)"}
+    assert set(table["paper"]) == papers
+    assert shown == ttt_helpers.glance_markdown(table), "update the README: print(th.glance_markdown())"

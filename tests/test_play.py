@@ -1,4 +1,4 @@
-"""Chapter 22: the game session and the play widget against every player of the book, by simulated clicks."""
+"""Chapter 26: the game session and the play widget against every player of the book, by simulated clicks."""
 
 import random
 import re
@@ -363,7 +363,7 @@ def test_value_text_and_output_color():
     assert output_color(-3.0) == output_color(0.0) and output_color(7.0) == output_color(1.0)
 
 
-# --- the move functions of chapter 22's replays -------------------------------------------------------------
+# --- the move functions of chapter 26's replays -------------------------------------------------------------
 
 
 def test_opponent_player_rejects_a_bad_mark_kind_or_missing_network():

@@ -1,4 +1,4 @@
-// A tic-tac-toe board for the rendered book, which plays without a Python kernel (chapter 22).
+// A tic-tac-toe board for the rendered book, which plays without a Python kernel (chapter 26).
 //
 // It never computes a move itself. Every player's moves are tabulated in Python
 // (evolving_ttt.static_board) and written to ttt_players.js: for each side, a number epsilon and, for

@@ -90,7 +90,7 @@ def network_preactivations(network: Network, board: Sequence[int] | np.ndarray, 
     """The nine output nodes' weighted sums minus their biases, before the output sigmoid (chapter 2).
 
     The network was evolved as X. With ``mark=O`` it sees the board with X and O swapped (its own marks
-    as +1), which is how it plays O (chapter 22).
+    as +1), which is how it plays O (chapter 26).
     """
     check_instance(network, Network, "network", "a Network (th.load_network reads one from a file)")
     inputs = check_mark(mark) * network_input(board)
@@ -107,7 +107,7 @@ def network_move(network: Network, board: Sequence[int] | np.ndarray, mark: int 
     """The empty square with the largest output; ties go to the lowest square index (chapter 2).
 
     Outputs of occupied squares are ignored, so the move is always legal. ``mark=O`` plays O with the
-    board's colours swapped (chapter 22).
+    board's colours swapped (chapter 26).
 
     Raises
     ------

@@ -82,7 +82,7 @@ def rule_candidates(board: Sequence[int] | np.ndarray, rules: OpponentRules = PA
     (b) squares that complete a line of O's; else (c) squares that block a line of two X's; else
     (d) the empty squares of lines holding one mark (an O, or an X with ``rule_d_lines="opponent"``)
     and two empty squares; else (e) every empty square. O picks uniformly among the candidates.
-    With ``mark=X`` the same rules play X, with the roles of the marks swapped (chapter 22).
+    With ``mark=X`` the same rules play X, with the roles of the marks swapped (chapter 26).
 
     Raises
     ------
@@ -150,7 +150,7 @@ def near_perfect_move_given(
 
     With probability ``rules.random_move_probability`` (``u`` below it) the move is a random empty
     square (step a); otherwise it is a random choice among :func:`rule_candidates`. ``mark=X`` lets the
-    rule base play X (chapter 22).
+    rule base play X (chapter 26).
     """
     explore, v = split_uniform(u, rules.random_move_probability)
     squares = legal_moves(board) if explore else rule_candidates(board, rules, mark)

@@ -301,7 +301,7 @@ def run_program(
     Depth first, left to right, and lazily: a node evaluates an argument only when the paper's definition
     needs its value. The first PLAY-AT that finds an empty square ends the walk. On an occupied square
     PLAY-AT returns the square (``taken="square"``) or NIL (``taken="nil"``). If ``path`` is a list, it
-    ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 22 shows it).
+    ends holding the positions of the nodes from the root to the PLAY-AT that moved (chapter 26 shows it).
     The program must pass :func:`check_program` (at most :data:`PROGRAM_HEIGHT_LIMIT` deep).
     """
     check_program(program)
@@ -358,7 +358,7 @@ def _run_program(program: gp.PrimitiveTree, board: np.ndarray, mark: int, taken:
 def program_path(
     program: gp.PrimitiveTree, board: Sequence[int] | np.ndarray, mark: int, taken: str = "square"
 ) -> str:
-    """The path through ``program`` that reached the PLAY-AT that moved on ``board``, in words (chapter 22).
+    """The path through ``program`` that reached the PLAY-AT that moved on ``board``, in words (chapter 26).
 
     For example ``IF > OR > PLAY-AT pos11 (square 4)``; a program that makes no move says so.
     """

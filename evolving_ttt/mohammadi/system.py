@@ -1,4 +1,4 @@
-"""Mohammadi et al. (2013) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 21).
+"""Mohammadi et al. (2013) in the vocabulary every system speaks (:class:`evolving_ttt.systems.System`, chapter 25).
 
 A task is one whole series of runs with the scripted judge between them
 (:func:`~evolving_ttt.mohammadi.series.evolve_series`): one task per seed, since a series draws every choice from
@@ -138,7 +138,7 @@ def policy_tables(player: ProgramPlayer) -> tuple[np.ndarray, np.ndarray]:
 
 
 def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
-    """The path through the program to the PLAY-AT that moved (chapter 22)."""
+    """The path through the program to the PLAY-AT that moved (chapter 26)."""
 
     def explanation(board: np.ndarray, mark: int) -> Explanation:
         move = program_move(player.program, board, mark, player.taken)

@@ -8,7 +8,7 @@ import pytest
 from evolving_ttt.arena import catalogue
 from evolving_ttt.game import O, X, board_index, play, winner
 
-PAGE = Path(__file__).resolve().parents[2] / "_build" / "html" / "book" / "22_play.html"
+PAGE = Path(__file__).resolve().parents[2] / "_build" / "html" / "book" / "26_play.html"
 PLAYERS = catalogue()
 
 

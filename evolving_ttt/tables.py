@@ -7,6 +7,7 @@ every cell of a table as means with 95% t intervals (:func:`evolving_ttt.statist
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,39 @@ def sweep_table(db: str | Path):
     with SweepStore(db) as store:
         definition, rows = store.definition, store.rows()
     keys = [key for key, _ in definition["grid"]]
+    cells = list(itertools.product(*(values for _, values in definition["grid"])))
 
-    def value(settings: dict, key: str) -> Any:
+    def value(settings: dict, key: str, cell: int) -> Any:
+        # A system may leave a setting at its default out of the stored settings (Al-Khateeb's newer readings):
+        # then the cell's value is the grid's text, read as a number or true/false where it is one.
+        found: Any = settings
         for part in key.split("."):
-            settings = settings[part]
-        return tuple(settings) if isinstance(settings, list) else settings
+            if not isinstance(found, dict) or part not in found:
+                return _grid_value(cells[cell][keys.index(key)])
+            found = found[part]
+        return tuple(found) if isinstance(found, list) else found
 
-    table = [{"cell": r["cell"], "seed": r["seed"], "task": r["task"], **{k: value(r["settings"], k) for k in keys},
+    table = [{"cell": r["cell"], "seed": r["seed"], "task": r["task"],
+              **{k: value(r["settings"], k, r["cell"]) for k in keys},
               **r["measures"], "wall_time": r["wall_time"], "worker": r["worker"]} for r in rows]  # fmt: skip
     columns = ["cell", "seed", "task", *keys, *YARDSTICKS]
     frame = pd.DataFrame(table)
     if frame.empty:
         return pd.DataFrame(columns=columns)
     return frame[[*columns, *(c for c in frame.columns if c not in columns)]]
+
+
+def _grid_value(text: str) -> Any:
+    """A value of a sweep's grid as stored (text): a whole number, a number, true/false, or the text itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def study_path(name: str) -> Path:

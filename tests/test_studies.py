@@ -149,3 +149,17 @@ def test_committed_study_databases_are_small_complete_sweeps(path):
     assert seeds >= 10 and rows
     table = pd.DataFrame(rows)
     assert table.groupby("cell")["seed"].nunique().eq(seeds).all(), f"{path.name}: a cell has missing seeds"
+
+
+def test_a_sweep_table_reads_settings_a_system_leaves_out_at_their_default(tmp_path):
+    # Al-Khateeb stores its newer readings (search depth, hall of fame) only where they differ from the paper's,
+    # so the cell of depth 1 has no stored depth: the table takes the grid's value.
+    grid = {"player.depth": [1, 2], "generations": [2], "runs": [1]}
+    table = sweep("al-khateeb", grid, seeds=2, db=tmp_path / "depth.sqlite", workers=1, progress=False)
+    assert table["player.depth"].tolist() == [1, 1, 2, 2]
+    assert table["generations"].tolist() == [2, 2, 2, 2]
+    with SweepStore(tmp_path / "depth.sqlite") as store:
+        stored = [row["settings"]["player"] for row in store.rows()]
+    assert "depth" not in stored[0] and stored[2]["depth"] == 2
+    summary = tables.cell_summary(table, ["points_perfect_x"])
+    assert summary["player.depth"].tolist() == [1, 2] and summary["n"].tolist() == [2, 2]

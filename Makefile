@@ -86,6 +86,7 @@ bench: $(STAMP)
 	$(PY) bench/mohammadi.py
 	$(PY) bench/parallel.py
 	$(PY) bench/sweep.py
+	$(PY) bench/numerics.py
 
 clean:
 	rm -rf _build

@@ -10,6 +10,9 @@ import sys
 
 # fmt: off
 
+# Chapters 2 and 9: portable numerics, the same bits on every processor (th.numerics.exp, ...)
+from evolving_ttt import numerics
+
 # Chapter 1: the game and its encoding (book/01_the_game.ipynb)
 from evolving_ttt.game import (
     X, O, EMPTY, SYMBOLS, WIN_LINES, check_board_values, line_winners, validate_board, board_from_string,

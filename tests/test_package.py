@@ -17,6 +17,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 # other systems) from Fogel's, the spine of the book, whose rule base and run helpers every system measures with.
 LAYERS = {
     "evolving_ttt.game": 0,
+    "evolving_ttt.numerics": 0,
     "evolving_ttt.records": 0,
     "evolving_ttt.arguments": 0,
     "evolving_ttt.store": 0,

@@ -34,6 +34,7 @@ from evolving_ttt.fogel.opponent import (
     split_uniform,
 )
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, board_tables
+from evolving_ttt.numerics import exp, fixed_matmul
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def _network_moves(negated: np.ndarray, codes: np.ndarray, blocks, output_weight
     block in turn, one batched matrix product per block.
     """
     # sigmoid(x) = 1 / (1 + exp(-x)): the sums arrive as -x, and the rest happens in place.
-    hidden = np.exp(negated)
+    hidden = exp(negated)
     hidden += 1.0
     np.divide(1.0, hidden, out=hidden)
     scores = np.empty((len(negated), 9))  # output pre-activations; sigmoid is increasing, so we skip it
@@ -175,8 +176,7 @@ def _network_moves(negated: np.ndarray, codes: np.ndarray, blocks, output_weight
     for networks, k in blocks:
         rows = slice(start, start + len(networks) * k)
         weights = output_weights if len(networks) == len(output_weights) else np.take(output_weights, networks, axis=0)
-        np.matmul(hidden[rows].reshape(len(networks), k, ENGINE_UNITS), weights,
-                  out=scores[rows].reshape(len(networks), k, 9))  # fmt: skip
+        scores[rows] = fixed_matmul(hidden[rows].reshape(len(networks), k, ENGINE_UNITS), weights).reshape(-1, 9)
         start = rows.stop
     return first_best_squares(scores, codes)
 

@@ -49,6 +49,7 @@ from evolving_ttt.game import (
     player_to_move,
     winner,
 )
+from evolving_ttt.numerics import fixed_matmul
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, check_policy, outcome_table
 from evolving_ttt.perfect import audit_player
 
@@ -115,7 +116,7 @@ def protocol_score(
     check_instance(rules, OpponentRules, "rules", "an OpponentRules")
     x_policy = check_policy(x_policy, X, "x_policy", single=True)
     win, loss, draw = check_payoff(payoff)
-    table = outcome_table(x_policy, rule_base_policy(O, rules)) @ np.array([win, draw, loss])
+    table = fixed_matmul(outcome_table(x_policy, rule_base_policy(O, rules)), np.array([win, draw, loss]))
     total = 0.0
     for opening in np.flatnonzero(x_policy[0]):
         first = int(POWERS_OF_3[opening])

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.game import EMPTY, X, check_count, check_instance, check_mark, legal_moves, network_input
+from evolving_ttt.numerics import fixed_matmul, sigmoid
 from evolving_ttt.records import Fields, check_path, check_provenance, json_text, read_record, write_checked
 
 MIN_HIDDEN, MAX_HIDDEN = 1, 10
@@ -22,11 +23,6 @@ MIN_HIDDEN, MAX_HIDDEN = 1, 10
 
 INITIAL_WEIGHT_RANGE = 0.5
 """Initial weights and biases are uniform on [-0.5, 0.5] (chapter 2)."""
-
-
-def sigmoid(x: np.ndarray | float) -> np.ndarray:
-    """The logistic function 1 / (1 + exp(-x)) used by every hidden and output node (chapter 2)."""
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
 
 
 @dataclass(frozen=True)
@@ -94,8 +90,8 @@ def network_preactivations(network: Network, board: Sequence[int] | np.ndarray, 
     """
     check_instance(network, Network, "network", "a Network (th.load_network reads one from a file)")
     inputs = check_mark(mark) * network_input(board)
-    hidden = sigmoid(network.hidden_weights @ inputs - network.hidden_bias)
-    return network.output_weights @ hidden - network.output_bias
+    hidden = sigmoid(fixed_matmul(network.hidden_weights, inputs) - network.hidden_bias)
+    return fixed_matmul(network.output_weights, hidden) - network.output_bias
 
 
 def network_outputs(network: Network, board: Sequence[int] | np.ndarray, mark: int = X) -> np.ndarray:
@@ -259,7 +255,8 @@ def population_preactivations(population: Population, boards: np.ndarray) -> np.
     """Output pre-activations (weighted sums minus biases, before the sigmoid) for a batch (chapter 2).
 
     ``boards`` has shape ``population.shape + (games, 9)``: each network gets its own boards. The
-    result has the same shape. Two batched matrix products do all the work.
+    result has the same shape. Two batched matrix products do all the work, each summing its terms in a fixed
+    order (:func:`~evolving_ttt.numerics.fixed_matmul`), so that the bits are the same on every processor.
     """
     check_instance(population, Population, "population", "a Population (th.stack_networks makes one from networks)")
     try:
@@ -269,8 +266,9 @@ def population_preactivations(population: Population, boards: np.ndarray) -> np.
                          f"got {boards!r:.60}") from None  # fmt: skip
     if inputs.shape[:-2] != population.shape or inputs.shape[-1:] != (9,):
         raise ValueError(f"boards must have shape {population.shape} + (games, 9); got {inputs.shape}")
-    hidden = sigmoid(inputs @ np.swapaxes(population.hidden_weights, -1, -2) - population.hidden_bias[..., None, :])
-    return hidden @ np.swapaxes(population.output_weights, -1, -2) - population.output_bias[..., None, :]
+    hidden_sums = fixed_matmul(inputs, np.swapaxes(population.hidden_weights, -1, -2))
+    hidden = sigmoid(hidden_sums - population.hidden_bias[..., None, :])
+    return fixed_matmul(hidden, np.swapaxes(population.output_weights, -1, -2)) - population.output_bias[..., None, :]
 
 
 def population_outputs(population: Population, boards: np.ndarray) -> np.ndarray:

@@ -1,0 +1,405 @@
+"""Portable numerics: elementary functions and products that give the same bits on every processor (chapter 9).
+
+numpy picks the code of ``np.exp``, ``np.tanh``, ``np.log`` and ``**`` by processor (its own SIMD loops on
+machines with AVX2 or AVX-512, glibc's libm with or without FMA elsewhere), and a matrix product goes to the
+BLAS kernel OpenBLAS picks for the processor. Each is accurate, but they differ in the last bit, and one bit
+changes a comparison in a tournament and sends a run elsewhere. The functions here are built only from
+operations that IEEE 754 rounds exactly and that no processor changes: add, subtract, multiply, divide,
+comparisons, conversions between whole numbers and doubles, and table look-ups. They are compiled with numba
+without ``fastmath``, so the compiler may neither reorder a sum nor fuse a product and a sum into one FMA: a
+wider vector unit runs the same operations on more numbers at once, with the same results.
+
+- :func:`exp`: the table method (Tang, 1989): ``exp(x) = 2^(k/128) exp(r)`` with ``|r| <= ln 2 / 256``, the 128
+  powers ``2^(j/128)`` held as a double plus its tail, and a degree-5 polynomial for ``exp(r) - 1``;
+- :func:`tanh`, from the same table: an odd Taylor series for ``|x| < 0.25``, and ``(E - 1) / (E + 1)`` with
+  ``E = exp(2 |x|)`` carried as a double-double and the quotient corrected by one exact remainder above it;
+- :func:`sigmoid`: ``1 / (1 + exp(-x))`` with the portable :func:`exp`;
+- :func:`log` (fdlibm's method) and :func:`power` for bases in ``[0, 1]`` (the non-uniform mutation of Ling and
+  Lam's GA), with ``y log x`` carried as a double-double; :func:`scalar_power` for one number, in decimal;
+- :func:`fixed_matmul`: a matrix product that adds its terms in a fixed order (term 0, then 1, ...), never
+  through BLAS.
+
+Accuracy, checked by ``tests/test_numerics.py`` against 30-digit references: every result of :func:`exp`,
+:func:`tanh` and :func:`log` is within 1 ulp of the correctly rounded value (their errors stay below 0.56, 0.56
+and 1.25 ulp); :func:`power` too for exponents up to 1 (the GA's), and within 3 ulp up to 3. Another test walks
+the package's source and fails on a processor-dispatched function in any module that feeds a run's result.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numba
+import numpy as np
+
+NUMERICS = "portable-1"
+"""Which numerics made a result: recorded in every sweep database, so that a sweep made with other functions
+(numpy's, before this module; or a later version of it) is never resumed with these, nor mixed with their results."""
+
+TABLE_BITS = 7
+TABLE_SIZE = 1 << TABLE_BITS
+"""The table method's 128 entries: ``2^(j/128)`` for ``j = 0 .. 127``."""
+
+
+def _power_table() -> tuple[np.ndarray, np.ndarray]:
+    """``2^(j/128)``, j = 0..127, as a double (head) and the double nearest the rest (tail), from 60-digit decimals."""
+    with localcontext() as context:
+        context.prec = 60
+        ln2 = Decimal(2).ln()
+        exact = [(ln2 * j / TABLE_SIZE).exp() for j in range(TABLE_SIZE)]
+        heads = [float(value) for value in exact]
+        tails = [float(value - Decimal(head)) for value, head in zip(exact, heads, strict=True)]
+    return np.array(heads), np.array(tails)
+
+
+POWER_HEAD, POWER_TAIL = _power_table()
+"""``2^(j/128) = POWER_HEAD[j] + POWER_TAIL[j]`` to about 107 bits; computed in decimal, the same on every machine."""
+
+SCALE_OFFSET = 1100
+SCALES = np.array([math.ldexp(1.0, e) if e < 1024 else math.inf for e in range(-SCALE_OFFSET, 1100)])
+"""``2^e`` for ``e = -1100 .. 1099`` (0 below -1074, ``inf`` from 1024): the scale of a result, looked up."""
+
+
+def _reduction_constants() -> tuple[float, float, float]:
+    """128 / ln 2, and ln 2 / 128 split into a 32-bit head (exact times any whole k below 2^21) and a tail."""
+    with localcontext() as context:
+        context.prec = 60
+        step = Decimal(2).ln() / TABLE_SIZE
+        inverse = float(1 / step)
+        mantissa, exponent = math.frexp(float(step))
+        head = math.ldexp(math.floor(math.ldexp(mantissa, 32)), exponent - 32)
+        tail = float(step - Decimal(head))
+    return inverse, head, tail
+
+
+INV_LN2_SCALED, LN2_SCALED_HEAD, LN2_SCALED_TAIL = _reduction_constants()
+"""128 / ln 2 rounded to a double; ln 2 / 128 as a 32-bit head plus a tail, so that ``k * head`` is exact."""
+ROUNDING_SHIFT = 6755399441055744.0
+"""1.5 * 2^52: ``(t + shift) - shift`` is ``t`` rounded to the nearest whole number (ties to even), for |t| < 2^51."""
+EXP_LOWEST, EXP_HIGHEST = -746.0, 710.0
+"""Below -746 exp is 0 and above 710 it overflows: arguments are clipped to these before the reduction."""
+EXP_COEFFICIENTS = (1 / 120, 1 / 24, 1 / 6, 1 / 2)
+"""Taylor coefficients of ``(exp(r) - 1 - r) / r^2``, highest first; for ``|r| <= ln 2 / 256`` the truncation
+error is below ``r^6 / 720 < 2^-60``."""
+
+_JIT = {"nogil": True, "cache": True}  # never fastmath: no reordering, no FMA contraction
+
+
+@numba.njit(**_JIT)
+def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
+    """``exp(x + x_tail) = 2^e (head + small)``, ``head`` a table entry and ``|small| < 2^-7 head`` (a NaN x gives NaN).
+
+    ``x_tail`` is a small correction added to the reduced argument, for arguments carried as a double-double.
+    """
+    clipped = min(max(x, EXP_LOWEST), EXP_HIGHEST) if x == x else 0.0  # a NaN must not index the tables
+    k = (clipped * INV_LN2_SCALED + ROUNDING_SHIFT) - ROUNDING_SHIFT
+    r = (clipped - k * LN2_SCALED_HEAD) - k * LN2_SCALED_TAIL + x_tail  # clipped - k * head is exact
+    p = r * EXP_COEFFICIENTS[0]
+    p = (p + EXP_COEFFICIENTS[1]) * r
+    p = (p + EXP_COEFFICIENTS[2]) * r
+    p = (p + EXP_COEFFICIENTS[3]) * r
+    p = p * r + r  # exp(r) - 1
+    whole = np.int64(k)
+    index = whole & (TABLE_SIZE - 1)
+    head = POWER_HEAD[index]
+    small = head * p + POWER_TAIL[index]
+    if x != x:
+        small = x
+    return head, small, whole >> TABLE_BITS
+
+
+@numba.njit(**_JIT)
+def _scale(value: float, e: int) -> float:
+    """``value * 2^e`` in two exact steps, rounded once at the end (into the subnormal range, or to 0 or inf)."""
+    half = e >> 1
+    return value * SCALES[half + SCALE_OFFSET] * SCALES[e - half + SCALE_OFFSET]
+
+
+@numba.njit(**_JIT)
+def exp_scalar(x: float) -> float:
+    """``e^x`` for one double: the kernel of :func:`exp`."""
+    head, small, e = _exp_parts(x, 0.0)
+    return _scale(head + small, e)
+
+
+@numba.njit(**_JIT)
+def sigmoid_scalar(x: float) -> float:
+    """``1 / (1 + e^-x)`` for one double: the kernel of :func:`sigmoid`."""
+    return 1.0 / (1.0 + exp_scalar(-x))
+
+
+TANH_SERIES_LIMIT = 0.25
+"""Below this |x|, :func:`tanh` sums its odd Taylor series; above it, ``(E - 1) / (E + 1)``."""
+TANH_ONE = 22.0
+"""From this |x| on, tanh(x) rounds to +-1 (1 - tanh(22) < 2^-63)."""
+
+
+def _tanh_series_coefficients() -> tuple[float, ...]:
+    """Coefficients c_n of ``tanh(x) = x + x^3 (c_1 + c_2 x^2 + ...)``, from the Bernoulli numbers, as exact fractions.
+
+    Fourteen terms: at ``|x| = 0.25`` the first one left out is below ``2^-60`` of the sum.
+    """
+    bernoulli = [Fraction(1)]
+    for m in range(1, 32):
+        bernoulli.append(-sum(math.comb(m + 1, j) * bernoulli[j] for j in range(m)) / (m + 1))
+    # tanh x = sum over n of 2^(2n) (2^(2n) - 1) B_2n x^(2n - 1) / (2n)!
+    return tuple(float(Fraction(4**n * (4**n - 1)) * bernoulli[2 * n] / math.factorial(2 * n)) for n in range(2, 16))
+
+
+TANH_COEFFICIENTS = np.array(_tanh_series_coefficients())
+"""``tanh(x) = x + x^3 (TANH_COEFFICIENTS[0] + TANH_COEFFICIENTS[1] x^2 + ...)``: -1/3, 2/15, -17/315, ..."""
+SPLITTER = 134217729.0
+"""2^27 + 1, Veltkamp's constant: splits a double into two halves of 26 bits whose products are exact."""
+
+
+@numba.njit(**_JIT)
+def two_sum(a: float, b: float) -> tuple[float, float]:
+    """Knuth's error-free sum: ``a + b = s + t`` exactly, ``s`` the rounded sum (any magnitudes)."""
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+@numba.njit(**_JIT)
+def two_product(a: float, b: float) -> tuple[float, float]:
+    """Dekker's error-free product without FMA: ``a b = p + e`` exactly, ``p`` the rounded product.
+
+    Exact while no step overflows or underflows (``|a|, |b|`` below about ``2^995``, the error above the
+    subnormal range).
+    """
+    p = a * b
+    c = a * SPLITTER
+    a_high = c - (c - a)
+    a_low = a - a_high
+    c = b * SPLITTER
+    b_high = c - (c - b)
+    b_low = b - b_high
+    return p, ((a_high * b_high - p) + a_high * b_low + a_low * b_high) + a_low * b_low
+
+
+@numba.njit(**_JIT)
+def tanh_scalar(x: float) -> float:
+    """The hyperbolic tangent of one double: the kernel of :func:`tanh`."""
+    a = abs(x)
+    if a < TANH_SERIES_LIMIT:
+        if a == 0:
+            return x  # keeps the sign of -0.0
+        squared = x * x
+        total = TANH_COEFFICIENTS[-1]
+        for n in range(TANH_COEFFICIENTS.size - 2, -1, -1):
+            total = total * squared + TANH_COEFFICIENTS[n]
+        return total * squared * x + x
+    if not a < TANH_ONE:  # |x| >= 22, or NaN
+        return x if x != x else math.copysign(1.0, x)
+    head, small, e = _exp_parts(a + a, 0.0)
+    high, low = two_sum(_scale(head, e), _scale(small, e))  # E = exp(2a) = high + low, |low| <= ulp(high) / 2
+    numerator, numerator_low = two_sum(high, -1.0)
+    denominator, denominator_low = two_sum(high, 1.0)
+    q = numerator / denominator
+    p, p_error = two_product(q, denominator)  # q * denominator = p + p_error exactly
+    remainder = ((numerator - p) - p_error + (numerator_low + low)) - q * (denominator_low + low)
+    return math.copysign(q + remainder / denominator, x)
+
+
+# fdlibm's log (Sun Microsystems, 1993): log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f).
+LN2_HEAD = 6.93147180369123816490e-01
+"""ln 2 to 32 bits (fdlibm's ln2_hi): times any exponent of a double it is exact."""
+LN2_TAIL = 1.90821492927058770002e-10
+"""ln 2 minus :data:`LN2_HEAD` (fdlibm's ln2_lo)."""
+LOG_COEFFICIENTS = (
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+    1.818357216161805012e-01,
+    1.531383769920937332e-01,
+    1.479819860511658591e-01,
+)
+"""fdlibm's Lg1 to Lg7: ``R(z)`` on ``[0, 0.1716]``, a minimax fit of ``(log((1 + s)/(1 - s)) - 2 s) / s``."""
+SQRT_HALF = 0.7071067811865476
+
+
+@numba.njit(**_JIT)
+def _log_parts(x: float) -> tuple[float, float]:
+    """``log(x) = head + tail`` for a positive finite x: ``head = k * LN2_HEAD`` exact, ``|tail| <= 0.35``."""
+    mantissa, exponent = math.frexp(x)  # x = mantissa 2^exponent, mantissa in [0.5, 1); exact
+    if mantissa < SQRT_HALF:
+        mantissa, exponent = mantissa + mantissa, exponent - 1  # now in [sqrt(1/2), sqrt(2))
+    k = float(exponent)
+    f = mantissa - 1.0  # exact
+    s = f / (f + 2.0)
+    z = s * s
+    w = z * z
+    c = LOG_COEFFICIENTS
+    odd = z * (c[0] + w * (c[2] + w * (c[4] + w * c[6])))
+    even = w * (c[1] + w * (c[3] + w * c[5]))
+    half_square = 0.5 * f * f
+    return k * LN2_HEAD, k * LN2_TAIL - ((half_square - (s * (half_square + odd + even))) - f)
+
+
+@numba.njit(**_JIT)
+def log_scalar(x: float) -> float:
+    """The natural logarithm of one double: the kernel of :func:`log`."""
+    if not x > 0 or x == math.inf:
+        return -math.inf if x == 0 else (x if x == math.inf else math.nan)
+    head, tail = _log_parts(x)
+    return head + tail
+
+
+@numba.njit(**_JIT)
+def power_scalar(base: float, exponent: float) -> float:
+    """``base ** exponent`` for a base in ``[0, 1]`` and a finite exponent ``>= 0``: the kernel of :func:`power`."""
+    if base == 0:
+        return 1.0 if exponent == 0 else 0.0
+    head, tail = _log_parts(base)
+    product, product_error = two_product(exponent, head)
+    high, low = two_sum(product, product_error + exponent * tail)
+    exp_head, small, e = _exp_parts(high, low)
+    return _scale(exp_head + small, e)
+
+
+@numba.njit(**_JIT)
+def _map_exp(x, out):
+    for i in range(x.size):
+        out[i] = exp_scalar(x[i])
+
+
+@numba.njit(**_JIT)
+def _map_sigmoid(x, out):
+    for i in range(x.size):
+        out[i] = sigmoid_scalar(x[i])
+
+
+@numba.njit(**_JIT)
+def _map_tanh(x, out):
+    for i in range(x.size):
+        out[i] = tanh_scalar(x[i])
+
+
+@numba.njit(**_JIT)
+def _map_log(x, out):
+    for i in range(x.size):
+        out[i] = log_scalar(x[i])
+
+
+@numba.njit(**_JIT)
+def _map_power(base, exponent, out):
+    for i in range(base.size):
+        out[i] = power_scalar(base[i], exponent[i])
+
+
+def _elementwise(kernel, x) -> np.ndarray:
+    """Apply a one-argument kernel to every element; returns a new float64 array of x's shape."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty(x.shape)
+    kernel(np.ascontiguousarray(x.reshape(-1)), out.reshape(-1))
+    return out
+
+
+def exp(x) -> np.ndarray:
+    """``e^x`` elementwise, the same bits on every processor; within 1 ulp of the correctly rounded value.
+
+    0 below about -745.1, ``inf`` above about 709.8, NaN for NaN; subnormal results rounded once.
+    """
+    return _elementwise(_map_exp, x)
+
+
+def sigmoid(x) -> np.ndarray:
+    """The logistic function ``1 / (1 + exp(-x))`` used by every node of Fogel's network (chapter 2)."""
+    return _elementwise(_map_sigmoid, x)
+
+
+def tanh(x) -> np.ndarray:
+    """The hyperbolic tangent elementwise, the same bits on every processor; within 1 ulp; NaN for NaN."""
+    return _elementwise(_map_tanh, x)
+
+
+def log(x) -> np.ndarray:
+    """The natural logarithm elementwise, the same bits on every processor; within 1 ulp of the correctly rounded
+    value. ``-inf`` at 0, NaN below 0 and for NaN, ``inf`` at ``inf``."""
+    return _elementwise(_map_log, x)
+
+
+def power(base, exponent) -> np.ndarray:
+    """``base ** exponent`` elementwise for bases in ``[0, 1]`` and exponents ``>= 0``, the same bits everywhere.
+
+    ``exp(y log x)`` with ``y log x`` carried as a double-double (Dekker's product), so that the large
+    logarithm of a small base loses no bits. ``0 ** 0`` is 1, as in Python.
+
+    Raises
+    ------
+    ValueError
+        If a base is outside ``[0, 1]`` or an exponent is negative or not finite (NaN included).
+    """
+    base, exponent = np.broadcast_arrays(np.asarray(base, dtype=np.float64), np.asarray(exponent, dtype=np.float64))
+    if not np.all((base >= 0) & (base <= 1)):
+        raise ValueError("power: every base must lie in [0, 1] (this portable power serves the GA's mutation)")
+    if not np.all((exponent >= 0) & np.isfinite(exponent)):
+        raise ValueError("power: every exponent must be a finite number >= 0")
+    out = np.empty(base.shape)
+    _map_power(np.ascontiguousarray(base.reshape(-1)), np.ascontiguousarray(exponent.reshape(-1)), out.reshape(-1))
+    return out
+
+
+def scalar_power(base: float, exponent: float) -> float:
+    """``base ** exponent`` for one number each, computed in 40-digit decimal arithmetic and then rounded.
+
+    Python's ``**`` on floats calls the C library's ``pow``, whose code glibc picks by processor. The decimal
+    module is software arithmetic, the same everywhere; its power is correctly rounded in all but rare cases.
+    """
+    if not (math.isfinite(base) and math.isfinite(exponent)) or base < 0:
+        raise ValueError(f"scalar_power: base must be a finite number >= 0 and the exponent finite; "
+                         f"got {base!r} and {exponent!r}")  # fmt: skip
+    if base == 0:
+        return 1.0 if exponent == 0 else (0.0 if exponent > 0 else math.inf)
+    with localcontext() as context:
+        context.prec = 40
+        return float(Decimal(base) ** Decimal(exponent))
+
+
+@numba.njit(**_JIT)
+def _batched_matmul(a, b, out):
+    """out[n] = a[n] @ b[n] for 3-D arrays, each entry summed over k = 0, 1, ... in that order."""
+    for n in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            for j in range(b.shape[2]):
+                out[n, i, j] = a[n, i, 0] * b[n, 0, j]
+            for k in range(1, a.shape[2]):
+                factor = a[n, i, k]
+                for j in range(b.shape[2]):
+                    out[n, i, j] += factor * b[n, k, j]
+
+
+def fixed_matmul(a, b) -> np.ndarray:
+    """``a @ b`` with each entry summed in a fixed order, term 0 first, never through BLAS.
+
+    Same broadcasting as ``np.matmul``: a 1-D ``b`` is a column (the result drops that axis), a 1-D ``a`` a
+    row. Each entry is ``((a0 b0 + a1 b1) + a2 b2) + ...``, so that a row gets the same bits whatever batch it
+    is in and whatever the processor.
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("fixed_matmul: both operands need at least one dimension, as for np.matmul")
+    vector_a, vector_b = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if vector_a else a
+    b = b[:, None] if vector_b else b
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"fixed_matmul: inner dimensions differ: {a.shape} and {b.shape}")
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    (rows, inner), columns = a.shape[-2:], b.shape[-1]
+    count = math.prod(batch)
+    a3 = np.ascontiguousarray(np.broadcast_to(a, batch + (rows, inner))).reshape(count, rows, inner)
+    b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (inner, columns))).reshape(count, inner, columns)
+    out = np.empty((count, rows, columns))
+    if inner:
+        _batched_matmul(a3, b3, out)
+    else:
+        out[...] = 0.0
+    out = out.reshape(batch + (rows, columns))
+    if vector_b:
+        out = out[..., 0]
+    if vector_a:
+        out = out[..., 0, :] if not vector_b else out[..., 0]
+    return out

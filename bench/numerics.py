@@ -8,9 +8,9 @@ Two parts, each timed side by side, alternately, in one run of this script:
    made here only (the book and the package always run the portable ones): the module attributes a system's
    engine calls are replaced by numpy's for the second timing. Target: at most 1.3 times numpy's time.
 
-Only the systems that run on the portable functions are timed in part 2 (Fogel's; Mohammadi's programs use no
-floating-point elementary function). Both timings give the same bits where numpy's functions happen to agree
-with the portable ones on this processor, which the script reports.
+Mohammadi's programs use no floating-point elementary function and are not timed here; nor is Ling and Lam's
+system, which still runs on numpy's functions. Both timings give the same
+bits where numpy's functions happen to agree with the portable ones on this processor, which the script reports.
 """
 
 import statistics
@@ -20,28 +20,41 @@ from contextlib import contextmanager
 import numpy as np
 
 from evolving_ttt import numerics
+from evolving_ttt.al_khateeb import evaluator
 from evolving_ttt.fogel import engine, network
-from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT
-from evolving_ttt.systems import run_system
+from evolving_ttt.systems import get_system, run_system
 
-ROUNDS = 3
-WORKERS = 2
+ROUNDS = 2
+WORKERS = 1  # in this process: the switch to numpy's functions does not reach worker processes
 
 
 def numpy_matmul(a, b):
     return np.matmul(a, b)
 
 
+def numpy_sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
+
+NUMPY_FUNCTIONS = {
+    "fogel": [(engine, "exp", np.exp), (engine, "fixed_matmul", numpy_matmul), (network, "sigmoid", numpy_sigmoid),
+              (network, "fixed_matmul", numpy_matmul)],
+    "al-khateeb": [(evaluator, "tanh", np.tanh), (evaluator, "exp", np.exp)],
+}  # fmt: skip
+"""For each system, the module attributes its engine calls and numpy's function that replaces each here."""
+
+
 @contextmanager
-def numpy_functions():
-    """Fogel's engine and network with numpy's exp, sigmoid and matrix product instead of the portable ones."""
-    saved = engine.exp, engine.fixed_matmul, network.sigmoid, network.fixed_matmul
-    engine.exp, engine.fixed_matmul = np.exp, numpy_matmul
-    network.sigmoid, network.fixed_matmul = (lambda x: 1.0 / (1.0 + np.exp(-np.asarray(x, float)))), numpy_matmul
+def numpy_functions(system: str):
+    """The system's code with numpy's functions instead of the portable ones, for the side-by-side timing."""
+    saved = [(module, name, getattr(module, name)) for module, name, _ in NUMPY_FUNCTIONS[system]]
+    for module, name, replacement in NUMPY_FUNCTIONS[system]:
+        setattr(module, name, replacement)
     try:
         yield
     finally:
-        engine.exp, engine.fixed_matmul, network.sigmoid, network.fixed_matmul = saved
+        for module, name, original in saved:
+            setattr(module, name, original)
 
 
 def time_call(function, repeats: int = 20) -> float:
@@ -68,25 +81,33 @@ def functions_alone() -> None:
         print(f"  {name:38s} portable {1e3 * mine:7.3f}  numpy {1e3 * theirs:7.3f}  ratio {mine / theirs:5.2f}")
 
 
+def same_record(first, second) -> bool:
+    """Whether two records of a system hold the same bits (arrays compared exactly, field by field)."""
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(same_record(first[k], second[k]) for k in first)
+    fields = [name for name in vars(first) if isinstance(getattr(first, name), np.ndarray)]
+    return all(np.array_equal(getattr(first, name), getattr(second, name)) for name in fields)
+
+
 def full_runs() -> None:
-    times = {"portable": [], "numpy": []}
-    records = {}
-    for _ in range(ROUNDS):
-        for which in ("portable", "numpy"):
-            start = time.perf_counter()
-            if which == "numpy":
-                with numpy_functions():
-                    records[which] = run_system("fogel", PAPER_EXPERIMENT, 1, 1, None)
-            else:
-                records[which] = run_system("fogel", PAPER_EXPERIMENT, 1, 1, None)
-            times[which].append(time.perf_counter() - start)
-    portable, numpy_time = statistics.median(times["portable"]), statistics.median(times["numpy"])
-    same = all(np.array_equal(getattr(records["portable"], name), getattr(records["numpy"], name))
-               for name in ("best_score", "mean_score"))  # fmt: skip
-    print("Full experiments at the paper's settings, one process, median of "
-          f"{ROUNDS} alternating runs (s; target ratio at most 1.3):")  # fmt: skip
-    print(f"  Fogel (1993), 20 trials x 800 generations: portable {portable:6.2f}  numpy {numpy_time:6.2f}  "
-          f"ratio {portable / numpy_time:4.2f}  (same bits with numpy's on this processor: {same})")
+    print(f"Full experiments at the paper's settings on {WORKERS} workers, median of {ROUNDS} alternating runs "
+          "(s; target ratio at most 1.3):")  # fmt: skip
+    for system in NUMPY_FUNCTIONS:
+        times = {"portable": [], "numpy": []}
+        records = {}
+        for _ in range(ROUNDS):
+            for which in ("portable", "numpy"):
+                start = time.perf_counter()
+                if which == "numpy":
+                    with numpy_functions(system):
+                        records[which] = run_system(system, get_system(system).PAPER_SETTINGS, 1, WORKERS, None)
+                else:
+                    records[which] = run_system(system, get_system(system).PAPER_SETTINGS, 1, WORKERS, None)
+                times[which].append(time.perf_counter() - start)
+        portable, numpy_time = statistics.median(times["portable"]), statistics.median(times["numpy"])
+        same = same_record(records["portable"], records["numpy"])
+        print(f"  {system:>10}: portable {portable:7.2f}  numpy {numpy_time:7.2f}  ratio {portable / numpy_time:4.2f}"
+              f"  (same bits with numpy's on this processor: {same})")
 
 
 if __name__ == "__main__":

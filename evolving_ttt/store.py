@@ -101,6 +101,12 @@ class SweepStore:
             raise ValueError(f"--db {self.path}: not a sweep database (its definition is damaged)") from None
         if definition is not None and self.definition != json.loads(json.dumps(definition, sort_keys=True)):
             self.close()
+            made, wanted = self.definition.get("numerics", OLD_NUMERICS), definition.get("numerics", OLD_NUMERICS)
+            if made != wanted and {**self.definition, "numerics": wanted} == json.loads(json.dumps(definition)):
+                raise ValueError(
+                    f"--db {self.path} holds this sweep made with other numerics ({made}); this code computes with "
+                    f"{wanted}, and the two do not mix. Give another --db file to run the sweep again."
+                )
             raise ValueError(
                 f"--db {self.path} holds another sweep ({describe_definition(self.definition)}); this one is "
                 f"{describe_definition(definition)}. Give another --db file, or delete this one to start again."
@@ -180,6 +186,10 @@ class SweepStore:
                 raise ValueError(f"--db {self.path}: the row of task {values[:3]} is damaged")
             rows.append(row)
         return rows
+
+
+OLD_NUMERICS = "numpy's functions (before the portable numerics)"
+"""What a sweep database without a ``numerics`` entry was made with."""
 
 
 def _checked_definition(definition: object) -> dict:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_ttt.arena import measure, reference_players
+from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.store import SweepStore
@@ -155,11 +156,12 @@ def grid_cells(system: Any, grid: Sequence[tuple[str, Sequence[str]]]) -> list[A
 
 
 def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], seeds: int) -> dict:
-    """What defines a sweep, as stored in its database: the system, the grid and the number of seeds."""
+    """What defines a sweep, as stored in its database: the system, the grid, the number of seeds, and the numerics
+    its results are made with (:data:`evolving_ttt.numerics.NUMERICS`), so that no sweep resumes with others."""
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"--seeds must be a whole number >= 1; got {seeds!r}")
     return {"format": SWEEP_FORMAT, "version": 1, "system": system.name,
-            "grid": [[key, list(values)] for key, values in grid], "seeds": seeds}  # fmt: skip
+            "grid": [[key, list(values)] for key, values in grid], "seeds": seeds, "numerics": NUMERICS}  # fmt: skip
 
 
 MAX_SWEEP_TASKS = 1_000_000
@@ -222,6 +224,39 @@ def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
         text = path.read_text()
     return {"key": (cell, seed, task), "settings": settings.as_dict(), "measures": measures, "player": text,
             "wall_time": time.perf_counter() - start, "worker": f"{socket.gethostname()}:{os.getpid()}"}  # fmt: skip
+
+
+def remeasure(source: str | Path, target: str | Path) -> int:
+    """Copy the sweep ``source`` to the new database ``target`` with every task's yardsticks measured again.
+
+    The arena's yardsticks (:func:`yardsticks`) are a function of a task's saved player alone, so a change to how
+    they are computed (such as the portable numerics, chapter 9) needs no run to be made again: each stored player
+    is loaded and measured with the current code. The system's own task measures, the players, the settings and
+    the wall times are copied unchanged, and the copy's definition records the current numerics. Use it only where
+    the runs themselves give the same bits with the current code, which :func:`evolving_ttt.studies.rerun_check`
+    shows on the copy. Returns the number of tasks copied.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` exists (no output replaces an input) or ``source`` is not a sweep database.
+    """
+    source, target = Path(source), Path(target)
+    if target.exists():
+        raise ValueError(f"{target} exists: remeasure writes a new database and replaces none")
+    with SweepStore(source) as store:
+        definition, rows = store.definition, store.rows()
+    system = get_system(definition["system"])
+    definition = {**definition, "numerics": NUMERICS}
+    with tempfile.TemporaryDirectory() as folder, SweepStore(target, definition) as copy:
+        for row in rows:
+            path = Path(folder) / "player.json"
+            path.write_text(row["player"])
+            player, _ = system.load_player(path)
+            measures = {**row["measures"], **yardsticks(system_player(system, player, f"{system.name} task"))}
+            copy.record((row["cell"], row["seed"], row["task"]), row["settings"], measures, row["player"],
+                        row["wall_time"], row["worker"])  # fmt: skip
+    return len(rows)
 
 
 def _sweep_share(system_name: str, share: list, progress: bool | str) -> list[dict]:

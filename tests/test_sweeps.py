@@ -1,6 +1,7 @@
 """Sweeps (evolving_ttt.sweeps, evolving_ttt.store): keys and grids, the database, resuming after a crash,
 concurrent runners, and a sweep on a Dask LocalCluster equal to the local one."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -15,10 +16,12 @@ import pytest
 from evolving_ttt.arena import measure
 from evolving_ttt.cli import main
 from evolving_ttt.fogel.evolution import ExperimentConfig
+from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import (
     grid_cells,
     parse_grid,
+    remeasure,
     settings_keys,
     sweep,
     sweep_definition,
@@ -125,6 +128,46 @@ def test_a_different_sweep_on_the_same_database_is_refused(tmp_path):
         sweep_table(tmp_path / "junk.sqlite")
     with pytest.raises(ValueError, match="no such sweep database"):
         sweep_table(tmp_path / "missing.sqlite")
+
+
+def test_a_sweep_made_with_other_numerics_is_never_resumed_with_these(tmp_path):
+    db = tmp_path / "s.sqlite"
+    sweep("fogel", ["parents=6", "generations=2", "trials=1"], 1, db, workers=1, progress=False)
+    with SweepStore(db) as store:
+        assert store.definition["numerics"] == NUMERICS
+    connection = sqlite3.connect(db)
+    stored = json.loads(connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()[0])
+    del stored["numerics"]  # as a database made before the portable numerics is
+    connection.execute("UPDATE sweep SET definition = ? WHERE id = 1", (json.dumps(stored, sort_keys=True),))
+    connection.commit()
+    connection.close()
+    with pytest.raises(ValueError, match=r"made with other numerics \(numpy's functions .*\); this code computes with "
+                                         r"portable-1, and the two do not mix"):  # fmt: skip
+        sweep("fogel", ["parents=6", "generations=2", "trials=1"], 1, db, workers=1, progress=False)
+
+
+def test_remeasure_copies_a_sweep_with_its_yardsticks_measured_again(tmp_path):
+    db, copy = tmp_path / "s.sqlite", tmp_path / "copy.sqlite"
+    sweep("fogel", ["parents=6", "generations=2", "trials=1"], 2, db, workers=1, progress=False)
+    connection = sqlite3.connect(db)
+    stored = json.loads(connection.execute("SELECT definition FROM sweep WHERE id = 1").fetchone()[0])
+    del stored["numerics"]  # as a database made before the portable numerics is
+    connection.execute("UPDATE sweep SET definition = ? WHERE id = 1", (json.dumps(stored, sort_keys=True),))
+    measures = json.loads(connection.execute("SELECT measures FROM tasks WHERE seed = 1").fetchone()[0])
+    right = measures["fogel_score"]
+    measures["fogel_score"] = right + 1e-9  # a yardstick computed otherwise
+    connection.execute("UPDATE tasks SET measures = ? WHERE seed = 1", (json.dumps(measures),))
+    connection.commit()
+    connection.close()
+    assert remeasure(db, copy) == 2
+    with SweepStore(db) as source, SweepStore(copy) as target:
+        assert target.definition == {**source.definition, "numerics": NUMERICS}
+        before, after = source.rows(), target.rows()
+    assert before[0]["measures"]["fogel_score"] == right + 1e-9 and after[0]["measures"]["fogel_score"] == right
+    assert [r["player"] for r in before] == [r["player"] for r in after]
+    assert after[1]["measures"] == before[1]["measures"]  # nothing else moved
+    with pytest.raises(ValueError, match="exists: remeasure writes a new database and replaces none"):
+        remeasure(db, copy)
 
 
 def command(db, *extra):

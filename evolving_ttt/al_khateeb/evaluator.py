@@ -40,6 +40,7 @@ from evolving_ttt.game import (
     player_to_move,
     winner,
 )
+from evolving_ttt.numerics import exp, tanh
 
 EVALUATOR_LAYERS = (9, 5, 3, 1)
 """Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 14)."""
@@ -183,7 +184,7 @@ def evaluate_boards(weights: np.ndarray, boards: np.ndarray) -> np.ndarray:
         start += n_out
         for k in range(n_in):
             total += values[k] * matrix[k]
-        values = np.tanh(total)
+        values = tanh(total)
     return values[0]
 
 
@@ -246,7 +247,7 @@ def self_adaptive_mutation(
     The weight moves by the *new* step size, the order the paper writes the two equations in. Any
     leading batch axes are allowed; returns ``(offspring weights, offspring step sizes)``.
     """
-    new_steps = steps * np.exp(STEP_SIZE_TAU * step_normals)
+    new_steps = steps * exp(STEP_SIZE_TAU * step_normals)
     return weights + new_steps * weight_normals, new_steps
 
 

@@ -1,0 +1,332 @@
+"""The same-bits battery: a fixed set of computations, each reduced to the sha256 of its exact bytes (chapter 9).
+
+    python tests/same_bits_battery.py OUT.json [--refresh] [--parts NAME,...] [--dump DIR] [--probe FILE]
+
+writes ``{part: sha256 hex}`` to ``OUT.json``. Every part is computed from fixed seeds and committed files only, so
+two machines (or two emulated processors, ``tests/test_same_bits.py``) that compute the same bits print the same
+hashes. The parts (:data:`PARTS`):
+
+- ``numerics``: the portable ``exp``, ``tanh``, ``sigmoid``, ``log``, ``power`` and ``fixed_matmul`` of
+  :mod:`evolving_ttt.numerics` on fixed grids and seeded arrays, as raw float64 bytes;
+- ``fogel_run`` and ``mohammadi_run``: a short run of each system through the registry
+  (:func:`evolving_ttt.systems.run_system`), its record saved by the system's own ``save_record``;
+- ``fogel_sweep_task`` and ``mohammadi_sweep_task``: one task of a small sweep each, built from a sweep definition
+  and run by :func:`evolving_ttt.sweeps.run_sweep_task` as a sweep's worker runs it: its measures and saved player;
+- ``arena_yardsticks``: the arena's exact yardsticks and round robin of every system's saved players
+  (``book/data``), every number at full precision;
+- ``glance``: the introduction's table at a glance, read from the committed sweep databases in
+  ``book/data/studies``, as the printed Markdown (its statistics rounded to the digits shown).
+
+- ``al_khateeb_run`` and ``al_khateeb_sweep_task``: the same for Al-Khateeb's co-evolution, whose evaluator runs
+  on the portable ``tanh`` and whose mutation on the portable ``exp``.
+
+Ling and Lam's system is not in the battery yet: it still calls numpy's processor-dispatched functions (its switch
+to :mod:`evolving_ttt.numerics` comes with its regenerated data). Its saved networks are left out of
+``arena_yardsticks`` and its rows out of ``glance`` for the same reason.
+
+Options: ``--refresh`` also writes the note that ``tests/same_bits_hashes.json`` carries (kept from ``OUT.json``
+if it has one), so ``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh`` renews the committed
+hashes; ``--parts`` computes only some parts; ``--dump DIR`` writes each part's hashed bytes to ``DIR/PART.bin``,
+to compare two environments byte by byte when their hashes differ; ``--probe FILE`` writes what this process sees
+of the processor (numpy's dispatch targets, glibc's active AVX2 and FMA, OpenBLAS's kernel, numba's target), so
+that the test can check that an emulation took effect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+NOTE_KEY = "note"
+NOTE = (
+    "The same-bits battery's hashes (tests/same_bits_battery.py), computed as is on an x86-64 machine with the "
+    "pinned packages of requirements.txt. tests/test_same_bits.py runs the battery under six emulated processors "
+    "and requires every hash to equal these. Refresh them only when a change to the code is meant to change a "
+    "part's bits: python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh (this note is kept)."
+)
+"""The note of the committed hashes file, written by ``--refresh`` when the file has none."""
+
+
+def canonical_json(value: object) -> bytes:
+    """``value`` as JSON with sorted keys; floats as ``repr`` (json's own: the shortest text that reads back the
+    same double), so every bit of every number is in the text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def array_bytes(named: dict[str, np.ndarray]) -> bytes:
+    """The arrays by name, in sorted name order, each as its name, dtype, shape and raw bytes."""
+    parts = []
+    for name in sorted(named):
+        array = np.ascontiguousarray(named[name])
+        parts.append(f"{name}|{array.dtype.str}|{array.shape}|".encode() + array.tobytes())
+    return b"\n".join(parts)
+
+
+# --- The parts -----------------------------------------------------------------------------------------------------
+
+
+def numerics_part() -> bytes:
+    """The portable elementary functions on fixed grids, and fixed-order products of seeded arrays."""
+    from evolving_ttt import numerics
+
+    rng = np.random.default_rng(20240901)  # uniform draws only: integer bits scaled by 2^-53, the same everywhere
+    bases = np.concatenate([[0.0, 1.0, 0.5, np.nextafter(0.0, 1.0)], rng.random(100_000)])
+    exponents = np.concatenate([[0.0, 0.0, 3.0, 1.0], 3.0 * rng.random(100_000)])
+    a3, b3 = 2.0 * rng.random((64, 9, 10)) - 1.0, 2.0 * rng.random((64, 10, 9)) - 1.0
+    a2, b2 = 2.0 * rng.random((200, 50)) - 1.0, 2.0 * rng.random((50, 30)) - 1.0
+    vector = 2.0 * rng.random(50) - 1.0
+    wide = np.linspace(-745.0, 709.0, 200_001)  # linspace multiplies and adds: exact IEEE steps on every processor
+    small = np.linspace(-40.0, 40.0, 200_001)
+    # Logarithmic grids as mantissa x 2^exponent (ldexp is exact): np.geomspace calls np.power, which numpy
+    # dispatches by processor, so its grid itself would differ from one processor to another.
+    mantissas = np.linspace(1.0, 2.0, 101)[:-1]
+    positive = np.ldexp(mantissas[None, :], np.arange(-997, 997)[:, None]).reshape(-1)  # 1e-300 .. 1e300
+    subnormal = np.ldexp(mantissas[None, :], np.arange(-1074, -1021)[:, None]).reshape(-1)
+    return array_bytes({
+        "exp_wide": numerics.exp(wide),
+        "exp_small": numerics.exp(small),
+        "exp_special": numerics.exp(np.array([0.0, -0.0, 1.0, -1.0, 709.78, 709.79, -745.13, -745.14, 1e-300,
+                                              np.inf, -np.inf, np.nan])),
+        "tanh": numerics.tanh(np.linspace(-30.0, 30.0, 200_001)),
+        "tanh_small": numerics.tanh(np.linspace(-0.3, 0.3, 20_001)),
+        "sigmoid": numerics.sigmoid(small),
+        "log": numerics.log(positive),
+        "log_near_one": numerics.log(np.linspace(0.5, 2.0, 20_001)),
+        "log_subnormal": numerics.log(subnormal),
+        "power": numerics.power(bases, exponents),
+        "matmul_batched": numerics.fixed_matmul(a3, b3),
+        "matmul_2d": numerics.fixed_matmul(a2, b2),
+        "matmul_vector": numerics.fixed_matmul(a2, vector),
+    })  # fmt: skip
+
+
+def _record_bytes(system, record) -> bytes:
+    """A record saved by its system's ``save_record``: a JSON record's exact text; an ``.npz`` record's arrays
+    (a zip archive stamps its members with the time of writing, so its bytes are read back array by array)."""
+    with tempfile.TemporaryDirectory() as folder:
+        suffix = ".npz" if system.name == "fogel" else ".json"
+        path = Path(folder) / f"record{suffix}"
+        system.save_record(record, path)
+        if suffix == ".json":
+            return path.read_bytes()
+        with np.load(path, allow_pickle=False) as archive:
+            return array_bytes({name: archive[name] for name in archive.files})
+
+
+def fogel_run_part() -> bytes:
+    """Four trials of 200 generations of Fogel's experiment (50 parents, the paper's settings otherwise)."""
+    from evolving_ttt.fogel.evolution import ExperimentConfig
+    from evolving_ttt.systems import get_system, run_system
+
+    system = get_system("fogel")
+    record = run_system(system, ExperimentConfig(parents=50, generations=200, trials=4), seed=11)
+    return _record_bytes(system, record)
+
+
+def al_khateeb_run_part() -> bytes:
+    """Al-Khateeb's co-evolution: 2 runs of 60 generations of 20 networks (the evaluator's tanh, the mutation's exp)."""
+    from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig
+    from evolving_ttt.systems import get_system, run_system
+
+    system = get_system("al-khateeb")
+    record = run_system(system, AlKhateebConfig(generations=60, runs=2), seed=11)
+    return _record_bytes(system, record)
+
+
+def _mohammadi_settings():
+    from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+
+    return MohammadiConfig(population=96, generations=8, runs=3, seeds_kept=4, best_candidates=8, random_candidates=8)
+
+
+def mohammadi_run_part() -> bytes:
+    """One series of Mohammadi's co-evolution: 3 runs of 8 generations of 96 programs, the judge between runs."""
+    from evolving_ttt.systems import get_system, run_system
+
+    system = get_system("mohammadi")
+    record = run_system(system, _mohammadi_settings(), seed=11)
+    return _record_bytes(system, record)
+
+
+def _sweep_task_bytes(system_name: str, assignments: list[str], seeds: int, key: tuple[int, int, int]) -> bytes:
+    """One task of the sweep ``assignments`` x ``seeds``, run as :func:`evolving_ttt.studies.rerun_check` runs a
+    recorded one: its key, settings, measures and saved player (not its wall time or worker)."""
+    from evolving_ttt.sweeps import grid_cells, parse_grid, run_sweep_task, sweep_definition, sweep_tasks
+    from evolving_ttt.systems import get_system
+
+    system = get_system(system_name)
+    definition = sweep_definition(system, parse_grid(system, assignments), seeds)
+    if key not in sweep_tasks(system, definition):
+        raise ValueError(f"{key} is not a task of the sweep {definition}")
+    cell, seed, task = key
+    found = run_sweep_task(system.name, (cell, seed, task, grid_cells(system, definition["grid"])[cell]))
+    return canonical_json({"key": list(found["key"]), "settings": found["settings"], "measures": found["measures"],
+                           "player": found["player"]})  # fmt: skip
+
+
+def fogel_sweep_task_part() -> bytes:
+    """Cell 1 (spread 0.1), seed 2 of a sweep of one trial of 30 generations of 20 parents."""
+    grid = ["parents=20", "generations=30", "trials=1", "mutation.weight_spread=0.05,0.1"]
+    return _sweep_task_bytes("fogel", grid, 2, (1, 2, 0))
+
+
+def mohammadi_sweep_task_part() -> bytes:
+    """Cell 1 (bonuses as a tie-break), seed 2 of a sweep of small series."""
+    grid = ["population=48", "generations=4", "runs=2", "seeds_kept=2", "best_candidates=4", "random_candidates=4",
+            "bonus_role=added,tie_break"]  # fmt: skip
+    return _sweep_task_bytes("mohammadi", grid, 2, (1, 2, 0))
+
+
+def al_khateeb_sweep_task_part() -> bytes:
+    """Cell 1 (rules judge winning moves), seed 2 of a sweep of one run of 40 generations."""
+    grid = ["runs=1", "generations=40", "player.winning_moves=evaluator,rules"]
+    return _sweep_task_bytes("al-khateeb", grid, 2, (1, 2, 0))
+
+
+def arena_yardsticks_part() -> bytes:
+    """The arena's report of the saved players of every system but Ling and Lam's (``book/data``): every yardstick
+    and their round robin."""
+    from evolving_ttt.arena import arena_report
+    from evolving_ttt.systems import registered_systems
+
+    systems = [system for system in registered_systems() if system.name != "ling-lam"]
+    players = [player for system in systems for player in system.book_players()]
+    return canonical_json(arena_report(players))
+
+
+def glance_part() -> bytes:
+    """The introduction's table at a glance, read from the committed sweep databases, as the printed Markdown, less
+    Ling and Lam's rows."""
+    from evolving_ttt.studies import at_a_glance, glance_markdown
+
+    table = at_a_glance()
+    return glance_markdown(table[~table["paper"].str.startswith("Ling")]).encode()
+
+
+PARTS: dict[str, Callable[[], bytes]] = {
+    "numerics": numerics_part,
+    "fogel_run": fogel_run_part,
+    "mohammadi_run": mohammadi_run_part,
+    "fogel_sweep_task": fogel_sweep_task_part,
+    "mohammadi_sweep_task": mohammadi_sweep_task_part,
+    "al_khateeb_run": al_khateeb_run_part,
+    "al_khateeb_sweep_task": al_khateeb_sweep_task_part,
+    "arena_yardsticks": arena_yardsticks_part,
+    "glance": glance_part,
+}
+"""The battery's parts, by name, in the order they run: each returns the bytes its hash is taken of."""
+
+
+# --- What this process sees of the processor ------------------------------------------------------------------------
+
+
+def _glibc_active() -> dict[str, bool] | None:
+    """Whether glibc uses AVX2 and FMA (after ``GLIBC_TUNABLES``), from ``__x86_get_cpuid_feature_leaf`` (glibc 2.33
+    and later, x86 only); ``None`` where it cannot tell."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    try:
+        leaf = ctypes.CDLL(None).__x86_get_cpuid_feature_leaf
+    except (AttributeError, OSError):
+        return None
+
+    class Registers(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint32) for name in ("eax", "ebx", "ecx", "edx")]
+
+    class Feature(ctypes.Structure):
+        _fields_ = [("cpuid", Registers), ("active", Registers)]
+
+    leaf.restype, leaf.argtypes = ctypes.POINTER(Feature), [ctypes.c_uint]
+    first, seventh = leaf(0).contents, leaf(1).contents  # cpuid leaf 1 (FMA: ecx bit 12), leaf 7 (AVX2: ebx bit 5)
+    return {"FMA": bool(first.active.ecx >> 12 & 1), "AVX2": bool(seventh.active.ebx >> 5 & 1)}
+
+
+def _openblas_core() -> str | None:
+    """The kernel OpenBLAS picked (``OPENBLAS_CORETYPE`` overrides it), from numpy's bundled OpenBLAS; ``None`` if
+    numpy's BLAS is another one."""
+    folder = Path(np.__file__).resolve().parent.parent / "numpy.libs"
+    for library in sorted(folder.glob("libscipy_openblas*")):
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
+            try:
+                function = getattr(ctypes.CDLL(str(library)), name)
+            except (AttributeError, OSError):
+                continue
+            function.restype = ctypes.c_char_p
+            return function().decode()
+    return None
+
+
+def probe() -> dict:
+    """What this process sees of the processor, for checking that an emulation took effect."""
+    import numba
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    return {
+        "machine": platform.machine(),
+        "numpy_dispatch": [target for target in __cpu_dispatch__ if __cpu_features__.get(target)],
+        "glibc_active": _glibc_active(),
+        "openblas_core": _openblas_core(),
+        "numba_cpu": {"name": numba.config.CPU_NAME, "features": numba.config.CPU_FEATURES},
+    }
+
+
+# --- The command ---------------------------------------------------------------------------------------------------
+
+
+def run_battery(names: list[str], dump: Path | None = None) -> dict[str, str]:
+    """The sha256 of every part in ``names``; with ``dump``, each part's bytes are also written there."""
+    hashes = {}
+    for name in names:
+        start = time.process_time()
+        data = PARTS[name]()
+        hashes[name] = hashlib.sha256(data).hexdigest()
+        if dump is not None:
+            dump.mkdir(parents=True, exist_ok=True)
+            (dump / f"{name}.bin").write_bytes(data)
+        print(f"{name}: {hashes[name][:16]} ({time.process_time() - start:.1f} s of CPU)", file=sys.stderr)
+    return hashes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the JSON file to write: {part: sha256 hex}")
+    parser.add_argument("--refresh", action="store_true",
+                        help="also write the committed file's note (kept from OUT if it has one)")  # fmt: skip
+    parser.add_argument("--parts", help=f"comma-separated parts to compute (default all: {', '.join(PARTS)})")
+    parser.add_argument("--dump", type=Path, help="write each part's hashed bytes to DUMP/PART.bin")
+    parser.add_argument("--probe", type=Path, help="write what this process sees of the processor to this JSON file")
+    args = parser.parse_args(argv)
+    names = list(PARTS) if args.parts is None else [name.strip() for name in args.parts.split(",")]
+    unknown = [name for name in names if name not in PARTS]
+    if unknown:
+        parser.error(f"unknown parts {', '.join(unknown)}; the parts are {', '.join(PARTS)}")
+    if args.refresh and args.parts is not None:
+        parser.error("--refresh renews every hash: give no --parts")
+    if args.probe is not None:
+        args.probe.write_text(json.dumps(probe(), indent=1) + "\n")
+    hashes = run_battery(names, args.dump)
+    if args.refresh:
+        note = NOTE
+        if args.out.is_file():
+            note = json.loads(args.out.read_text()).get(NOTE_KEY, NOTE)
+        hashes = {NOTE_KEY: note, **hashes}
+    args.out.write_text(json.dumps(hashes, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

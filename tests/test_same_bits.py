@@ -1,0 +1,206 @@
+"""Same seed, same bits: the battery of tests/same_bits_battery.py under six emulated processors (chapter 9).
+
+What it proves. The battery (the portable numerics on fixed grids, short Fogel, Al-Khateeb and Mohammadi runs
+through the registry, one sweep task of each, the arena's exact yardsticks of their saved players, and the table
+at a glance without Ling and Lam's rows, whose system still runs on numpy's functions) runs in a fresh process
+under each of:
+
+1. as is;
+2. numpy's baseline SIMD only (``NPY_DISABLE_CPU_FEATURES`` naming every target numpy dispatches to beyond its
+   baseline: ``X86_V3 X86_V4 AVX512_ICL AVX512_SPR`` for numpy 2.4, since ``X86_V3 X86_V4`` alone leaves the
+   ``AVX512_ICL`` loops on);
+3. glibc's libm without FMA (``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA``);
+4. OpenBLAS's SSE3 kernel (``OPENBLAS_CORETYPE=Prescott``);
+5. all three together;
+6. numba compiling for a generic x86-64 processor without AVX (``NUMBA_CPU_NAME=generic``, a fresh
+   ``NUMBA_CACHE_DIR`` so that nothing compiled for this processor is reused);
+
+each with a fresh ``TTT_RUN_CACHE``. Every part's sha256 must be the same in all six and equal to the committed
+``tests/same_bits_hashes.json``. Each process also reports what it sees of the processor, and the test checks that
+every emulation took effect (numpy dispatches to no target beyond its baseline, glibc reports AVX2 and FMA
+inactive, OpenBLAS runs its Prescott kernel, numba targets ``generic`` without features), so that a variable that
+silently did nothing cannot make the test pass.
+
+What it cannot prove. Only x86-64, with the pinned packages of requirements.txt and this machine's glibc: an ARM
+processor, another glibc, another numpy, OpenBLAS, numba or LLVM may compute other bits, and only a run there
+shows it. An emulation works by switching features off: it cannot add a feature the machine lacks, so a machine
+without AVX-512 cannot show what a machine with AVX-512 computes. That is why the committed hashes matter: every
+machine compares itself with the same values, so a machine with AVX-512 and one without check each other through
+the file. On a processor that is not x86-64 the test runs the as-is and numba-generic environments (the others
+emulate x86-64 processors and mean nothing there), compares them with the committed hashes, and then reports
+itself skipped with the reason, so that the partial check is not mistaken for the whole one.
+
+Refresh the committed hashes (only when a change is meant to change a part's bits) with
+``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BATTERY = HERE / "same_bits_battery.py"
+COMMITTED = HERE / "same_bits_hashes.json"
+REFRESH = f"python tests/{BATTERY.name} tests/{COMMITTED.name} --refresh"
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+
+
+def _battery():
+    spec = importlib.util.spec_from_file_location("same_bits_battery", BATTERY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def numpy_dispatch_targets() -> list[str]:
+    """Every SIMD target this numpy dispatches to beyond its baseline (``X86_V3 X86_V4 AVX512_ICL AVX512_SPR``)."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    return list(__cpu_dispatch__)
+
+
+NUMPY_BASELINE = {"NPY_DISABLE_CPU_FEATURES": " ".join(numpy_dispatch_targets())}
+GLIBC_NO_FMA = {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA"}
+OPENBLAS_SSE3 = {"OPENBLAS_CORETYPE": "Prescott"}
+ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "as-is": {},
+    "numpy-baseline": NUMPY_BASELINE,
+    "glibc-no-fma": GLIBC_NO_FMA,
+    "openblas-sse3": OPENBLAS_SSE3,
+    "all-three": NUMPY_BASELINE | GLIBC_NO_FMA | OPENBLAS_SSE3,
+    "numba-generic": {"NUMBA_CPU_NAME": "generic"},  # and a fresh NUMBA_CACHE_DIR, made per run
+}
+"""The six environments, by name: the variables each sets on top of this process's environment."""
+X86_ONLY = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", "all-three")
+"""The environments that emulate x86-64 processors: they mean nothing on another processor."""
+CLEARED = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "GLIBC_TUNABLES", "OPENBLAS_CORETYPE",
+           "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "TTT_RUN_CACHE")  # fmt: skip
+"""Variables removed from every run's environment before its own are set, so that "as is" is as is."""
+
+
+def run_battery(name: str, folder: Path) -> dict:
+    """The battery in a fresh process under environment ``name``: ``{"hashes", "probe", "seconds"}``."""
+    work = folder / name
+    work.mkdir()
+    env = {key: value for key, value in os.environ.items() if key not in CLEARED}
+    env |= ENVIRONMENTS[name] | {"TTT_RUN_CACHE": str(work / "run-cache")}
+    if name == "numba-generic":
+        env["NUMBA_CACHE_DIR"] = str(work / "numba-cache")
+    out, probe = work / "hashes.json", work / "probe.json"
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(BATTERY), str(out), "--probe", str(probe)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        return {"error": f"exit status {done.returncode}:\n{done.stderr[-3000:]}", "seconds": seconds}
+    return {"hashes": json.loads(out.read_text()), "probe": json.loads(probe.read_text()), "seconds": seconds,
+            "log": done.stderr}  # fmt: skip
+
+
+PRESCOTT_NAMES = ("prescott", "katmai")
+"""What OpenBLAS calls its Prescott kernel: a build for a list of processors (numpy's) makes every older core an alias
+of Prescott's kernel, and ``openblas_get_corename`` names the first alias it checks, Katmai."""
+
+
+def emulation_problems(name: str, seen: dict) -> tuple[list[str], list[str]]:
+    """What shows that environment ``name`` did not emulate what it should (problems), and what could not be
+    checked on this machine (notes), from its process's ``probe``."""
+    problems, notes = [], []
+    variables = ENVIRONMENTS[name]
+    if "NPY_DISABLE_CPU_FEATURES" in variables and seen["numpy_dispatch"]:
+        problems.append(f"{name}: numpy still dispatches to {seen['numpy_dispatch']}")
+    if "GLIBC_TUNABLES" in variables:
+        if seen["glibc_active"] is None:
+            notes.append(f"{name}: glibc does not say whether AVX2 and FMA are active (glibc before 2.33?)")
+        elif any(seen["glibc_active"].values()):
+            problems.append(f"{name}: glibc still uses {[k for k, v in seen['glibc_active'].items() if v]}")
+    if "OPENBLAS_CORETYPE" in variables:
+        if seen["openblas_core"] is None:
+            notes.append(f"{name}: numpy's BLAS is not its bundled OpenBLAS; its kernel is not known")
+        elif seen["openblas_core"].lower() not in PRESCOTT_NAMES:
+            problems.append(f"{name}: OpenBLAS runs its {seen['openblas_core']} kernel, not Prescott")
+    if "NUMBA_CPU_NAME" in variables and seen["numba_cpu"] != {"name": "generic", "features": ""}:
+        problems.append(f"{name}: numba targets {seen['numba_cpu']}, not a generic processor without features")
+    return problems, notes
+
+
+def differences(results: dict[str, dict[str, str]], committed: dict[str, str]) -> list[str]:
+    """One entry per part whose hash differs anywhere: where it differs, the committed hash, and the environments
+    grouped by the hash they computed. ``results`` maps environment -> {part: hash}; ``committed`` is {part: hash}."""
+    lines = []
+    for part in sorted(committed.keys() | {p for hashes in results.values() for p in hashes}, key=str):
+        expected = committed.get(part, "missing")
+        groups: dict[str, list[str]] = {}
+        for name, hashes in results.items():
+            groups.setdefault(hashes.get(part, "missing"), []).append(name)
+        if set(groups) == {expected}:
+            continue
+        differing = [name for value, names in groups.items() if value != expected for name in names]
+        where = "every environment" if len(differing) == len(results) else ", ".join(differing)
+        entry = [f"{part}: differs under {where}; committed {expected}"]
+        entry += [f"    {', '.join(names)}: {'the committed hash' if value == expected else value}"
+                  for value, names in groups.items()]  # fmt: skip
+        lines.append("\n".join(entry))
+    return lines
+
+
+def committed_hashes() -> dict[str, str]:
+    data = json.loads(COMMITTED.read_text())
+    return {key: value for key, value in data.items() if key != _battery().NOTE_KEY}
+
+
+def test_same_bits_under_six_emulated_processors():
+    """The battery gives the committed hashes under every environment (see the module's docstring)."""
+    committed = committed_hashes()
+    names = list(ENVIRONMENTS) if X86_64 else [name for name in ENVIRONMENTS if name not in X86_ONLY]
+    with tempfile.TemporaryDirectory(prefix="same-bits-") as folder, ThreadPoolExecutor(max_workers=2) as pool:
+        runs = dict(zip(names, pool.map(lambda name: run_battery(name, Path(folder)), names), strict=True))
+    timing = ", ".join(f"{name} {run['seconds']:.0f} s" for name, run in runs.items())
+    print(f"same-bits battery wall time per environment: {timing}")
+    failed = [f"{name}: the battery failed, {run['error']}" for name, run in runs.items() if "error" in run]
+    assert not failed, "\n".join(failed)
+
+    problems, notes = [], []
+    for name, run in runs.items():
+        found, unchecked = emulation_problems(name, run["probe"])
+        problems += found
+        notes += unchecked
+    assert not problems, "an emulation did not take effect, so its run proves nothing:\n" + "\n".join(problems)
+    for note in notes:
+        warnings.warn(f"same bits: not checked on this machine: {note}", stacklevel=1)
+
+    lines = differences({name: run["hashes"] for name, run in runs.items()}, committed)
+    advice = (f"\nIf every environment agrees and the change was meant to change those bits, refresh the committed "
+              f"hashes: {REFRESH}. If environments disagree, the part uses a processor-dependent function: "
+              f"`python tests/{BATTERY.name} OUT --parts PART --dump DIR` under two environments shows the "
+              "bytes.")  # fmt: skip
+    assert not lines, (f"same seed, other bits in {len(lines)} part(s) (as is: {runs['as-is']['probe']}; "
+                       f"{timing}):\n" + "\n".join(lines) + advice)  # fmt: skip
+    if not X86_64:
+        pytest.skip(f"as-is and numba-generic give the committed hashes; {', '.join(X86_ONLY)} were not run: they "
+                    f"emulate x86-64 processors and this machine is {platform.machine()}")  # fmt: skip
+
+
+def test_same_bits_committed_hashes_cover_exactly_the_batterys_parts():
+    """A part added to the battery needs its committed hash, and a committed hash needs its part."""
+    battery = _battery()
+    data = json.loads(COMMITTED.read_text())
+    assert isinstance(data.get(battery.NOTE_KEY), str) and REFRESH.split(" ", 1)[1] in data[battery.NOTE_KEY]
+    committed = committed_hashes()
+    missing, extra = set(battery.PARTS) - set(committed), set(committed) - set(battery.PARTS)
+    assert not missing and not extra, (f"parts without a committed hash: {sorted(missing)}; committed hashes of no "
+                                       f"part: {sorted(extra)}; refresh with {REFRESH}")  # fmt: skip
+    assert all(isinstance(value, str) and len(value) == 64 and set(value) <= set("0123456789abcdef")
+               for value in committed.values())  # fmt: skip

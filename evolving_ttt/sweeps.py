@@ -226,15 +226,16 @@ def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
             "wall_time": time.perf_counter() - start, "worker": f"{socket.gethostname()}:{os.getpid()}"}  # fmt: skip
 
 
-def remeasure(source: str | Path, target: str | Path) -> int:
+def remeasure(source: str | Path, target: str | Path, numerics: str | None = None) -> int:
     """Copy the sweep ``source`` to the new database ``target`` with every task's yardsticks measured again.
 
     The arena's yardsticks (:func:`yardsticks`) are a function of a task's saved player alone, so a change to how
     they are computed (such as the portable numerics, chapter 9) needs no run to be made again: each stored player
     is loaded and measured with the current code. The system's own task measures, the players, the settings and
-    the wall times are copied unchanged, and the copy's definition records the current numerics. Use it only where
-    the runs themselves give the same bits with the current code, which :func:`evolving_ttt.studies.rerun_check`
-    shows on the copy. Returns the number of tasks copied.
+    the wall times are copied unchanged. The copy's definition keeps the source's record of the numerics its runs
+    were made with, unless ``numerics`` is given: give :data:`~evolving_ttt.numerics.NUMERICS` only where the runs
+    themselves give the same bits with the current code, which :func:`evolving_ttt.studies.rerun_check` shows on
+    the copy. Returns the number of tasks copied.
 
     Raises
     ------
@@ -247,7 +248,8 @@ def remeasure(source: str | Path, target: str | Path) -> int:
     with SweepStore(source) as store:
         definition, rows = store.definition, store.rows()
     system = get_system(definition["system"])
-    definition = {**definition, "numerics": NUMERICS}
+    if numerics is not None:
+        definition = {**definition, "numerics": numerics}
     with tempfile.TemporaryDirectory() as folder, SweepStore(target, definition) as copy:
         for row in rows:
             path = Path(folder) / "player.json"

@@ -159,9 +159,12 @@ def test_remeasure_copies_a_sweep_with_its_yardsticks_measured_again(tmp_path):
     connection.execute("UPDATE tasks SET measures = ? WHERE seed = 1", (json.dumps(measures),))
     connection.commit()
     connection.close()
-    assert remeasure(db, copy) == 2
-    with SweepStore(db) as source, SweepStore(copy) as target:
+    assert remeasure(db, copy, numerics=NUMERICS) == 2
+    kept = tmp_path / "kept.sqlite"
+    assert remeasure(db, kept) == 2
+    with SweepStore(db) as source, SweepStore(copy) as target, SweepStore(kept) as same_record:
         assert target.definition == {**source.definition, "numerics": NUMERICS}
+        assert same_record.definition == source.definition  # no numerics recorded unless given
         before, after = source.rows(), target.rows()
     assert before[0]["measures"]["fogel_score"] == right + 1e-9 and after[0]["measures"]["fogel_score"] == right
     assert [r["player"] for r in before] == [r["player"] for r in after]

@@ -209,6 +209,11 @@ def yardsticks(player: ArenaPlayer) -> dict[str, float]:
     }  # fmt: skip
 
 
+def task_yardsticks(system: Any, player: Any) -> dict[str, float]:
+    """The yardsticks of one task's player (:func:`yardsticks`), as a sweep records them."""
+    return yardsticks(system_player(system, player, f"{system.name} task"))
+
+
 def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
     """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 20)."""
     start = time.perf_counter()
@@ -216,8 +221,7 @@ def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
     cell, seed, task, settings = item
     result = system.run_tasks(settings, seed, [task])[0]
     player = system.record_players(system.merge(settings, seed, [result]))[0]
-    measures = {**yardsticks(system_player(system, player, f"{system.name} task")),
-                **system.task_measures(settings, result)}  # fmt: skip
+    measures = {**task_yardsticks(system, player), **system.task_measures(settings, result)}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "player.json"
         system.save_player(player, path, sweep_cell=cell, seed=seed, task=task, settings=settings.as_dict())
@@ -255,7 +259,7 @@ def remeasure(source: str | Path, target: str | Path, numerics: str | None = Non
             path = Path(folder) / "player.json"
             path.write_text(row["player"])
             player, _ = system.load_player(path)
-            measures = {**row["measures"], **yardsticks(system_player(system, player, f"{system.name} task"))}
+            measures = {**row["measures"], **task_yardsticks(system, player)}
             copy.record((row["cell"], row["seed"], row["task"]), row["settings"], measures, row["player"],
                         row["wall_time"], row["worker"])  # fmt: skip
     return len(rows)

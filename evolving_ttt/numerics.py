@@ -5,9 +5,10 @@ machines with AVX2 or AVX-512, glibc's libm with or without FMA elsewhere), and 
 BLAS kernel OpenBLAS picks for the processor. Each is accurate, but they differ in the last bit, and one bit
 changes a comparison in a tournament and sends a run elsewhere. The functions here are built only from
 operations that IEEE 754 rounds exactly and that no processor changes: add, subtract, multiply, divide,
-comparisons, conversions between whole numbers and doubles, and table look-ups. They are compiled with numba
-without ``fastmath``, so the compiler may neither reorder a sum nor fuse a product and a sum into one FMA: a
-wider vector unit runs the same operations on more numbers at once, with the same results.
+comparisons, conversions between whole numbers and doubles, table look-ups, and powers of two built from their
+bits. They are compiled with numba without ``fastmath``, so the compiler may neither reorder a sum nor fuse a
+product and a sum into one FMA: a wider vector unit runs the same operations on more numbers at once, with the
+same results.
 
 - :func:`exp`: the table method (Tang, 1989): ``exp(x) = 2^(k/128) exp(r)`` with ``|r| <= ln 2 / 256``, the 128
   powers ``2^(j/128)`` held as a double plus its tail, and a degree-5 polynomial for ``exp(r) - 1``;
@@ -33,6 +34,9 @@ from fractions import Fraction
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 NUMERICS = "portable-1"
 """Which numerics made a result: recorded in every sweep database, so that a sweep made with other functions
@@ -57,11 +61,6 @@ def _power_table() -> tuple[np.ndarray, np.ndarray]:
 POWER_HEAD, POWER_TAIL = _power_table()
 """``2^(j/128) = POWER_HEAD[j] + POWER_TAIL[j]`` to about 107 bits; computed in decimal, the same on every machine."""
 
-SCALE_OFFSET = 1100
-SCALES = np.array([math.ldexp(1.0, e) if e < 1024 else math.inf for e in range(-SCALE_OFFSET, 1100)])
-"""``2^e`` for ``e = -1100 .. 1099`` (0 below -1074, ``inf`` from 1024): the scale of a result, looked up."""
-
-
 def _reduction_constants() -> tuple[float, float, float]:
     """128 / ln 2, and ln 2 / 128 split into a 32-bit head (exact times any whole k below 2^21) and a tail."""
     with localcontext() as context:
@@ -84,10 +83,13 @@ EXP_COEFFICIENTS = (1 / 120, 1 / 24, 1 / 6, 1 / 2)
 """Taylor coefficients of ``(exp(r) - 1 - r) / r^2``, highest first; for ``|r| <= ln 2 / 256`` the truncation
 error is below ``r^6 / 720 < 2^-60``."""
 
-_JIT = {"nogil": True, "cache": True}  # never fastmath: no reordering, no FMA contraction
+JIT_OPTIONS = {"nogil": True, "cache": True, "error_model": "numpy"}
+"""How every compiled kernel of the package is compiled (here and in the engines that call these functions)."""
+# Never fastmath: no reordering, no FMA contraction. The numpy error model lets a division be compiled without a
+# check for zero (no divisor here can be zero), and a loop without such a check can run on vector registers.
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
     """``exp(x + x_tail) = 2^e (head + small)``, ``head`` a table entry and ``|small| < 2^-7 head`` (a NaN x gives NaN).
 
@@ -110,21 +112,40 @@ def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
     return head, small, whole >> TABLE_BITS
 
 
-@numba.njit(**_JIT)
+@intrinsic
+def _double_from_bits(typing_context, bits):
+    """The double whose IEEE 754 bit pattern is the int64 ``bits`` (a reinterpretation, not a conversion)."""
+
+    def codegen(context, builder, signature, arguments):
+        return builder.bitcast(arguments[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+@numba.njit(**JIT_OPTIONS)
+def _power_of_two(n: int) -> float:
+    """``2^n`` for ``-1022 <= n <= 1023``, built from its bits (exponent field ``n + 1023``, no table to gather)."""
+    return _double_from_bits((n + 1023) << 52)
+
+
+@numba.njit(**JIT_OPTIONS)
 def _scale(value: float, e: int) -> float:
-    """``value * 2^e`` in two exact steps, rounded once at the end (into the subnormal range, or to 0 or inf)."""
+    """``value * 2^e`` in two exact steps, rounded once at the end (into the subnormal range, or to 0 or inf).
+
+    ``e`` comes from an argument clipped to ``[-746, 710]``, so that both halves are normal powers of two.
+    """
     half = e >> 1
-    return value * SCALES[half + SCALE_OFFSET] * SCALES[e - half + SCALE_OFFSET]
+    return value * _power_of_two(half) * _power_of_two(e - half)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def exp_scalar(x: float) -> float:
     """``e^x`` for one double: the kernel of :func:`exp`."""
     head, small, e = _exp_parts(x, 0.0)
     return _scale(head + small, e)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def sigmoid_scalar(x: float) -> float:
     """``1 / (1 + e^-x)`` for one double: the kernel of :func:`sigmoid`."""
     return 1.0 / (1.0 + exp_scalar(-x))
@@ -154,7 +175,7 @@ SPLITTER = 134217729.0
 """2^27 + 1, Veltkamp's constant: splits a double into two halves of 26 bits whose products are exact."""
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def two_sum(a: float, b: float) -> tuple[float, float]:
     """Knuth's error-free sum: ``a + b = s + t`` exactly, ``s`` the rounded sum (any magnitudes)."""
     s = a + b
@@ -162,7 +183,7 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
     return s, (a - (s - v)) + (b - v)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def two_product(a: float, b: float) -> tuple[float, float]:
     """Dekker's error-free product without FMA: ``a b = p + e`` exactly, ``p`` the rounded product.
 
@@ -179,20 +200,19 @@ def two_product(a: float, b: float) -> tuple[float, float]:
     return p, ((a_high * b_high - p) + a_high * b_low + a_low * b_high) + a_low * b_low
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def tanh_scalar(x: float) -> float:
-    """The hyperbolic tangent of one double: the kernel of :func:`tanh`."""
+    """The hyperbolic tangent of one double: the kernel of :func:`tanh`.
+
+    Both ways are computed and the result picked without a branch, and the function is inlined where it is called,
+    so that a loop over many numbers runs on vector registers (the same operations on each number: the same bits).
+    """
     a = abs(x)
-    if a < TANH_SERIES_LIMIT:
-        if a == 0:
-            return x  # keeps the sign of -0.0
-        squared = x * x
-        total = TANH_COEFFICIENTS[-1]
-        for n in range(TANH_COEFFICIENTS.size - 2, -1, -1):
-            total = total * squared + TANH_COEFFICIENTS[n]
-        return total * squared * x + x
-    if not a < TANH_ONE:  # |x| >= 22, or NaN
-        return x if x != x else math.copysign(1.0, x)
+    squared = x * x
+    total = TANH_COEFFICIENTS[-1]
+    for n in range(TANH_COEFFICIENTS.size - 2, -1, -1):
+        total = total * squared + TANH_COEFFICIENTS[n]
+    series = x if a == 0 else total * squared * x + x  # x keeps the sign of -0.0
     head, small, e = _exp_parts(a + a, 0.0)
     high, low = two_sum(_scale(head, e), _scale(small, e))  # E = exp(2a) = high + low, |low| <= ulp(high) / 2
     numerator, numerator_low = two_sum(high, -1.0)
@@ -200,7 +220,10 @@ def tanh_scalar(x: float) -> float:
     q = numerator / denominator
     p, p_error = two_product(q, denominator)  # q * denominator = p + p_error exactly
     remainder = ((numerator - p) - p_error + (numerator_low + low)) - q * (denominator_low + low)
-    return math.copysign(q + remainder / denominator, x)
+    quotient = q + remainder / denominator
+    quotient = -quotient if x < 0 else quotient
+    saturated = x if x != x else (-1.0 if x < 0 else 1.0)  # |x| >= 22, or NaN
+    return series if a < TANH_SERIES_LIMIT else (quotient if a < TANH_ONE else saturated)
 
 
 # fdlibm's log (Sun Microsystems, 1993): log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f).
@@ -221,13 +244,36 @@ LOG_COEFFICIENTS = (
 SQRT_HALF = 0.7071067811865476
 
 
-@numba.njit(**_JIT)
+@intrinsic
+def _bits_from_double(typing_context, value):
+    """The IEEE 754 bit pattern of a double, as an int64 (a reinterpretation, not a conversion)."""
+
+    def codegen(context, builder, signature, arguments):
+        return builder.bitcast(arguments[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+SUBNORMAL_SCALE = 2.0**54
+"""Subnormal numbers are scaled by this (exactly) before their exponent is read from their bits."""
+
+
+@numba.njit(**JIT_OPTIONS)
+def _frexp(x: float) -> tuple[float, int]:
+    """``math.frexp`` for a positive finite double, from its bits and without a branch: mantissa in [0.5, 1)."""
+    subnormal = x < 2.2250738585072014e-308
+    bits = _bits_from_double(x * SUBNORMAL_SCALE if subnormal else x)
+    mantissa = _double_from_bits((bits & 0x000FFFFFFFFFFFFF) | (1022 << 52))
+    return mantissa, ((bits >> 52) & 0x7FF) - 1022 - (54 if subnormal else 0)
+
+
+@numba.njit(**JIT_OPTIONS)
 def _log_parts(x: float) -> tuple[float, float]:
     """``log(x) = head + tail`` for a positive finite x: ``head = k * LN2_HEAD`` exact, ``|tail| <= 0.35``."""
-    mantissa, exponent = math.frexp(x)  # x = mantissa 2^exponent, mantissa in [0.5, 1); exact
-    if mantissa < SQRT_HALF:
-        mantissa, exponent = mantissa + mantissa, exponent - 1  # now in [sqrt(1/2), sqrt(2))
-    k = float(exponent)
+    mantissa, exponent = _frexp(x)  # x = mantissa 2^exponent, mantissa in [0.5, 1); exact
+    low = mantissa < SQRT_HALF
+    mantissa, exponent = (mantissa + mantissa if low else mantissa), (exponent - 1 if low else exponent)
+    k = float(exponent)  # the mantissa is now in [sqrt(1/2), sqrt(2))
     f = mantissa - 1.0  # exact
     s = f / (f + 2.0)
     z = s * s
@@ -239,7 +285,7 @@ def _log_parts(x: float) -> tuple[float, float]:
     return k * LN2_HEAD, k * LN2_TAIL - ((half_square - (s * (half_square + odd + even))) - f)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def log_scalar(x: float) -> float:
     """The natural logarithm of one double: the kernel of :func:`log`."""
     if not x > 0 or x == math.inf:
@@ -248,43 +294,45 @@ def log_scalar(x: float) -> float:
     return head + tail
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def power_scalar(base: float, exponent: float) -> float:
-    """``base ** exponent`` for a base in ``[0, 1]`` and a finite exponent ``>= 0``: the kernel of :func:`power`."""
-    if base == 0:
-        return 1.0 if exponent == 0 else 0.0
-    head, tail = _log_parts(base)
+    """``base ** exponent`` for a base in ``[0, 1]`` and a finite exponent ``>= 0``: the kernel of :func:`power`.
+
+    Without a branch and inlined where it is called, so that a loop over many numbers runs on vector registers.
+    """
+    head, tail = _log_parts(base if base != 0 else 1.0)
     product, product_error = two_product(exponent, head)
     high, low = two_sum(product, product_error + exponent * tail)
     exp_head, small, e = _exp_parts(high, low)
-    return _scale(exp_head + small, e)
+    zero_base = 1.0 if exponent == 0 else 0.0
+    return zero_base if base == 0 else _scale(exp_head + small, e)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _map_exp(x, out):
     for i in range(x.size):
         out[i] = exp_scalar(x[i])
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _map_sigmoid(x, out):
     for i in range(x.size):
         out[i] = sigmoid_scalar(x[i])
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _map_tanh(x, out):
     for i in range(x.size):
         out[i] = tanh_scalar(x[i])
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _map_log(x, out):
     for i in range(x.size):
         out[i] = log_scalar(x[i])
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _map_power(base, exponent, out):
     for i in range(base.size):
         out[i] = power_scalar(base[i], exponent[i])
@@ -359,7 +407,7 @@ def scalar_power(base: float, exponent: float) -> float:
         return float(Decimal(base) ** Decimal(exponent))
 
 
-@numba.njit(**_JIT)
+@numba.njit(**JIT_OPTIONS)
 def _batched_matmul(a, b, out):
     """out[n] = a[n] @ b[n] for 3-D arrays, each entry summed over k = 0, 1, ... in that order."""
     for n in range(a.shape[0]):

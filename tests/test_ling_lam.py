@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from evolving_ttt import numerics
 from evolving_ttt.game import EMPTY, WIN_LINES, O, X, board_from_string, board_index, is_game_over, play
 from evolving_ttt.game import player_to_move as to_move
-from evolving_ttt.ling_lam import engine, experiment, ga, heuristic, network
+from evolving_ttt.ling_lam import engine, experiment, fused, ga, heuristic, network
 from evolving_ttt.outcomes import policy_table
 from evolving_ttt.records import RUN_CACHE_VARIABLE
 
@@ -99,18 +100,22 @@ def test_the_exponent_floor_changes_no_bit():
     d = f - mean
     with np.errstate(divide="ignore", invalid="ignore"):
         exponent = np.fmin(d * d * (-0.5 / (spread * spread)), 0.0)
-    unfloored = np.copysign(1.0 - np.exp(exponent), d)
+    unfloored = np.copysign(1.0 - numerics.exp(exponent), d)
     assert np.mean(exponent < network.EXPONENT_FLOOR) > 0.3  # the floor is reached often
     assert np.array_equal(network.transfer(f, mean, spread).view(np.int64), unfloored.view(np.int64))
 
 
-@pytest.mark.parametrize(("step", "neighbour"), [(1, network.NEXT_NEURON), (-1, network.PREVIOUS_NEURON)])
-def test_the_shifted_neighbours_are_the_gathered_ones(step, neighbour):
+def test_the_engines_transfer_is_the_readable_one_bit_for_bit():
     rng = np.random.default_rng(5)
-    link, hidden = rng.uniform(-1, 1, (6, 8)), rng.uniform(-1, 1, (11, 6, 8))
-    assert np.array_equal(network._times_neighbour(link, hidden, step), link * hidden[..., neighbour])
-    with pytest.raises(ValueError, match="step must be 1 or -1"):
-        network._times_neighbour(link, hidden, 2)
+    f, mean = rng.uniform(-3, 3, 5000), rng.uniform(-1, 1, 5000)
+    spread = 10.0 ** rng.uniform(-12, 1, 5000)
+    spread[:50], f[:25], spread[50:60] = 0.0, mean[:25], 1e-170  # the step, 0 on it, and a squared spread of 0
+    spread[60:70], f[60:70] = -0.3, -f[60:70]
+    readable = network.transfer(f, mean, spread)
+    compiled, scratch = np.empty_like(f), np.empty_like(f)
+    fused.transfer_layer(f, mean, spread, compiled, scratch)
+    assert np.array_equal(readable.view(np.int64), compiled.view(np.int64))
+    assert np.mean(np.abs(compiled) == 1.0) > 0.3 and np.sum(compiled == 0.0) >= 25  # the floor; 0 on the step
 
 
 @pytest.mark.parametrize("order", network.HIDDEN_ORDERS)
@@ -147,14 +152,33 @@ def test_neighbours_wrap_around():
 
 
 @pytest.mark.parametrize("order", network.HIDDEN_ORDERS)
-def test_vectorized_nndtf_agrees_with_the_readable_one(order):
+@pytest.mark.parametrize("hidden", [8, 3])
+def test_the_nndtf_engine_is_the_readable_network_bit_for_bit(order, hidden):
     rng = np.random.default_rng(1)
-    genes = rng.uniform(-1, 1, (4, network.NNDTF_GENES))
+    genes = rng.uniform(-1, 1, (4, network.gene_count("nndtf", hidden)))
+    genes[0, network.nndtf_layout(hidden)["static_spread"]] = 0.0  # the step functions
     training = network.training_positions(count=30)
     fast = network.nndtf_outputs(genes, training.inputs, order)
     slow = np.array([[network.nndtf_output(g, x, order) for x in training.inputs] for g in genes])
-    assert np.allclose(fast, slow, rtol=0, atol=1e-13)
-    assert np.array_equal(network.output_squares(fast, training.boards), network.output_squares(slow, training.boards))
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+
+
+@pytest.mark.parametrize("hidden", [8, 2])
+def test_the_baseline_engine_is_the_readable_network_bit_for_bit(hidden):
+    rng = np.random.default_rng(3)
+    genes = rng.uniform(-1, 1, (5, network.gene_count("baseline", hidden)))
+    training = network.training_positions(count=30)
+    fast = network.baseline_outputs(genes, training.inputs)
+    slow = np.array([[network.baseline_output(g, x) for x in training.inputs] for g in genes])
+    assert np.array_equal(fast.view(np.int64), slow.view(np.int64))
+    assert np.array_equal(network.baseline_outputs(genes[2], training.inputs), fast[2])  # any batch
+
+
+def test_the_engines_refuse_inputs_that_are_not_encoded_boards():
+    with pytest.raises(ValueError, match=r"inputs must be encoded boards \(P, 9\)"):
+        network.nndtf_outputs(np.zeros(network.NNDTF_GENES), np.zeros((3, 8)))
+    with pytest.raises(ValueError, match="inputs must be encoded boards"):
+        network.baseline_outputs(np.zeros(network.BASELINE_GENES), np.zeros(9))
 
 
 def test_the_orders_differ():

@@ -209,6 +209,19 @@ def test_fixed_matmul_rejects_mismatched_shapes():
         numerics.fixed_matmul(np.float64(2.0), np.ones(3))
 
 
+def test_the_pieces_built_from_bits_are_frexp_and_ldexp():
+    rng = np.random.default_rng(11)
+    xs = np.concatenate([np.ldexp(rng.uniform(0.5, 1.0, 2000), rng.integers(-1074, 1024, 2000)),
+                         [5e-324, 1e-310, 2.2250738585072014e-308, np.nextafter(2.2250738585072014e-308, 0), 1.0,
+                          1.7976931348623157e308]])  # fmt: skip
+    for x in xs[xs > 0]:
+        assert numerics._frexp(float(x)) == math.frexp(float(x))
+    for n in (-1022, -539, -1, 0, 1, 512, 1023):
+        assert numerics._power_of_two(n) == math.ldexp(1.0, n)
+    tiny = np.array([5e-324, 1e-315, 3e-310])  # subnormal logarithms, within 1 ulp
+    assert all(ulp_distance(float(numerics.log(x)), decimal_log(float(x))) <= 1.0 for x in tiny)
+
+
 def test_the_tables_are_what_their_docstrings_say():
     with localcontext() as context:
         context.prec = 60
@@ -244,14 +257,6 @@ NOT_RESULT_PATHS = {
                                          "study of what a network can fit, not a run of the system",
 }  # fmt: skip
 """Modules whose floating-point results are printed for the reader, never fed back into a run."""
-
-NOT_YET_SWITCHED = {
-    "evolving_ttt/ling_lam/network.py": "np.exp in the transfer function, np.tanh and BLAS products in the networks",
-    "evolving_ttt/ling_lam/ga.py": "the power of the non-uniform mutation",
-}  # fmt: skip
-"""Ling and Lam's system still runs numpy's functions: switching it changes its bits, so it comes with its
-regenerated runs, chapters and study databases (issue 33's next step, with a faster engine). Listed here so that
-the walk fails the day one of them is switched and its entry is not removed, or a new call appears elsewhere."""
 
 INTEGER_PRODUCTS = ("@ POWERS_OF_3",)
 """``@`` on whole numbers (a board's base-3 index) is exact on every processor."""
@@ -291,7 +296,7 @@ def test_no_result_path_calls_a_processor_dispatched_function():
     offending = []
     for path in module_paths():
         relative = str(path.relative_to(ROOT))
-        if relative in NOT_RESULT_PATHS or relative in NOT_YET_SWITCHED:
+        if relative in NOT_RESULT_PATHS:
             continue
         offending += dispatched_calls(path)
     assert offending == []
@@ -305,5 +310,3 @@ def test_the_walk_finds_what_it_looks_for_and_every_exception_still_applies():
         ["np.exp", "math.tanh", "a @ b", "x ** y", "np.dot", "POWERS_OF_3 @ d", "from numpy import tanh"])
     for relative in NOT_RESULT_PATHS:
         assert (ROOT / relative).exists(), relative
-    for relative in NOT_YET_SWITCHED:  # each still calls numpy's functions: remove its entry when it is switched
-        assert dispatched_calls(ROOT / relative), f"{relative} no longer calls a dispatched function: drop its entry"

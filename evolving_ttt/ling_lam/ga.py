@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from evolving_ttt.game import check_count, check_instance, check_probability
+from evolving_ttt.numerics import power, scalar_power
 
 LOWER, UPPER = -1.0, 1.0
 """The bounds of every gene (the paper's para_min and para_max)."""
@@ -235,7 +236,8 @@ def nonuniform_mutation(children: np.ndarray, draws: np.ndarray, iteration: int,
     """
     shape = children.shape
     coins, r, up = (draws[..., k * 2 * shape[-1] : (k + 1) * 2 * shape[-1]].reshape(shape) for k in range(3))
-    shrink = 1.0 - r ** ((1.0 - iteration / settings.iterations) ** settings.shape)
+    # The portable powers (evolving_ttt.numerics): ``**`` calls the C library's pow, chosen by processor.
+    shrink = 1.0 - power(r, scalar_power(1.0 - iteration / settings.iterations, float(settings.shape)))
     moved = np.where(up < 0.5, children + (UPPER - children) * shrink, children - (children - LOWER) * shrink)
     return np.clip(np.where(coins < settings.mutation, moved, children), LOWER, UPPER)
 

@@ -3,10 +3,10 @@
 A network is a flat vector of genes in [-1, 1] (the chromosome the genetic algorithms work on).
 
 * :data:`NNDTF_LAYOUT` names the 114 genes of the 9-8-1 network with double transfer functions;
-  :func:`nndtf_output` is the readable one-board version, :func:`nndtf_outputs` the vectorized one
-  (any number of networks on any number of boards).
+  :func:`nndtf_output` is the readable one-board version, :func:`nndtf_outputs` the engine (any number of
+  networks on any number of boards, compiled in :mod:`evolving_ttt.ling_lam.fused`), equal to it bit for bit.
 * :data:`BASELINE_LAYOUT` names the 89 genes of the traditional 9-8-1 network (tanh hidden and output
-  units with biases); :func:`baseline_outputs` evaluates it.
+  units with biases); :func:`baseline_output` is the readable version, :func:`baseline_outputs` the engine.
 * :func:`output_squares` turns an output in [-1, 1] into a move: the grid number ``5 + 4 y`` and the
   empty square whose paper grid number (:data:`GRID_NUMBERS`) is closest.
 * :class:`TrainingSet` holds the 100 training positions; :func:`fitness` is the paper's equation (31).
@@ -31,7 +31,9 @@ from evolving_ttt.game import (
     play,
     player_to_move,
 )
+from evolving_ttt.ling_lam.fused import EXPONENT_FLOOR, baseline_kernel, nndtf_kernel
 from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, score_table
+from evolving_ttt.numerics import exp, tanh
 
 N_INPUTS = 9
 N_HIDDEN = 8
@@ -126,10 +128,6 @@ def check_genes(genes: np.ndarray, count: int, name: str = "genes") -> np.ndarra
     return genes
 
 
-EXPONENT_FLOOR = -40.0
-"""A floor for the transfer function's exponent: exp(-40) < 2^-54, so ``1 - exp(x)`` is exactly 1 for x <= -40."""
-
-
 def transfer(f: np.ndarray | float, mean: np.ndarray | float, spread: np.ndarray | float) -> np.ndarray:
     """The paper's transfer function (7), (9) and (16): a Gaussian bell turned into an S from -1 to 1.
 
@@ -137,7 +135,7 @@ def transfer(f: np.ndarray | float, mean: np.ndarray | float, spread: np.ndarray
     ``sign(f - m) (1 - exp(-(f - m)^2 / (2 s^2)))``. Only ``s^2`` matters, so a negative spread acts as
     its absolute value. At spread 0 (the paper is silent) the function is its limit, the step
     ``sign(f - m)``, with 0 at ``f = m``: there the exponent is ``0 * -inf``, a nan that ``fmin`` turns into 0.
-    Written in place on one array (it runs on every hidden neuron of every candidate network).
+    Written in place on one array, but for the exponential.
     """
     d = np.subtract(f, mean)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -145,11 +143,10 @@ def transfer(f: np.ndarray | float, mean: np.ndarray | float, spread: np.ndarray
         e = np.asarray(d * d)  # a 0-d array for single numbers, so that the steps below can write in place
         e *= factor  # the exponent, <= 0; nan where f = m and s = 0
     np.fmin(e, 0.0, out=e)  # nan -> 0
-    # The speed trick: numpy's vectorized exp slows down several times on inputs whose result underflows
-    # (the exponent reaches -1e18 here). Below EXPONENT_FLOOR, 1 - exp is exactly 1 in double precision,
-    # so raising such exponents to the floor changes no bit of the result.
+    # The exponent reaches -1e18 here. Below EXPONENT_FLOOR, 1 - exp is exactly 1 in double precision, so
+    # raising such exponents to the floor changes no bit of the result (the engine skips the exp there).
     np.maximum(e, EXPONENT_FLOOR, out=e)
-    np.exp(e, out=e)
+    e = exp(e)  # the portable exp (evolving_ttt.numerics): the same bits on every processor
     np.subtract(1.0, e, out=e)
     return np.copysign(e, d, out=e)  # the sign of f - m (1 - e is 0 where f = m)
 
@@ -184,72 +181,51 @@ PREVIOUS_NEURON = np.roll(np.arange(N_HIDDEN), 1)
 """Neuron j - 1 for each hidden neuron j (neuron 8 before neuron 1): the source of the dynamic spread (11)."""
 
 
-def _times_neighbour(link: np.ndarray, hidden: np.ndarray, step: int) -> np.ndarray:
-    """``link[b, j] * hidden[p, b, (j + step) % 8]`` for links (B, 8) and board-major outputs (P, B, 8), step +-1.
-
-    Read flat, the neighbour of all but one neuron per network is the next (or previous) number: one
-    shifted copy of the whole array, then each network's wrap-around neuron (8 for step 1, 1 for -1) is
-    redone. (numpy is several times slower on 2-D slices with a stride than on whole contiguous arrays.)
-    """
-    if step not in (1, -1):
-        raise ValueError(f"step must be 1 or -1; got {step!r}")
-    neighbour = np.empty_like(hidden)
-    flat, shifted = hidden.reshape(-1), neighbour.reshape(-1)
-    if step == 1:
-        shifted[:-1], neighbour[..., -1] = flat[1:], hidden[..., 0]
-    else:
-        shifted[1:], neighbour[..., 0] = flat[:-1], hidden[..., -1]
-    return np.multiply(neighbour, link, out=neighbour)
+def _batch(kind: str, genes: np.ndarray, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple, int]:
+    """Genes as a C-ordered (B, n) float array, inputs as (P, 9), the batch shape and the hidden neurons."""
+    genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
+    if inputs.ndim != 2 or inputs.shape[1] != N_INPUTS:
+        raise ValueError(f"inputs must be encoded boards (P, {N_INPUTS}); got shape {inputs.shape}")
+    hidden = hidden_of(kind, genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
+    flat = np.ascontiguousarray(genes.reshape(-1, genes.shape[-1]))
+    return flat, np.ascontiguousarray(inputs), genes.shape[:-1], hidden
 
 
 def nndtf_outputs(genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:
-    """Vectorized NNDTF: outputs (..., P) of networks (..., 114) on encoded boards (P, 9).
+    """The NNDTF engine: outputs (..., P) of networks (..., 114) on encoded boards (P, 9).
 
-    The weighted sums of every network are one stacked matrix product (a BLAS call per network, so a
-    network gets the same bits whatever batch it is in). The speed trick: the hidden layer is then held
-    board-major, (P, B, 8), so that every elementwise pass of :func:`transfer` runs along all B networks'
-    8 neurons at once, with the parameters (B, 8) contiguous beside them and only the P boards as an
-    outer loop; the neighbours are the next or previous number. Every step is elementwise, so the layout
-    changes no bit of the result.
+    Each network on each board is computed in one compiled loop (:func:`~evolving_ttt.ling_lam.fused.nndtf_kernel`)
+    with exactly the operations of :func:`nndtf_output`, in the same order: the same bits, whatever the batch.
     """
     if order not in HIDDEN_ORDERS:
         raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {order!r}")
-    genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
-    batch = genes.shape[:-1]
-    hidden = hidden_of("nndtf", genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
-    genes = genes.reshape(-1, genes.shape[-1])
-    layout = NNDTF_LAYOUT if hidden == N_HIDDEN else nndtf_layout(hidden)
-    part = {name: np.ascontiguousarray(genes[:, where]) for name, where in layout.items()}  # (B, size)
-    v = part["input_weights"].reshape(-1, N_INPUTS, hidden)
-    sums = np.empty((len(inputs), len(genes), hidden))  # (P, B, 8), board-major
-    np.matmul(inputs, v, out=sums.transpose(1, 0, 2))  # BLAS writes each network's (P, 8) block with a stride
-    static = transfer(sums, part["static_mean"], part["static_spread"])
-    if order == "simultaneous":  # the neighbours' static outputs, all neurons at once
-        z = transfer(static, _times_neighbour(part["mean_link"], static, 1),  # NEXT_NEURON
-                     _times_neighbour(part["spread_link"], static, -1))  # PREVIOUS_NEURON # fmt: skip
-    else:
-        z = static.copy()
-        for j in range(hidden):
-            after, before = (j + 1) % hidden, (j - 1) % hidden  # NEXT_NEURON[j], PREVIOUS_NEURON[j] for 8
-            z[..., j] = transfer(static[..., j], part["mean_link"][:, j] * z[..., after],
-                                 part["spread_link"][:, j] * z[..., before])  # fmt: skip
-    total = np.matmul(z.transpose(1, 0, 2), part["output_weights"][:, :, None])[..., 0]  # (B, P, 8) @ (B, 8, 1)
-    y = transfer(total, part["output_mean"], part["output_spread"])  # parameters (B, 1)
-    return y.reshape(*batch, len(inputs))
+    flat, inputs, batch, hidden = _batch("nndtf", genes, inputs)
+    out = np.empty((len(flat), len(inputs)))
+    nndtf_kernel(flat, inputs, hidden, order == "sequential", out)
+    return out.reshape(*batch, len(inputs))
+
+
+def baseline_output(genes: np.ndarray, inputs: np.ndarray) -> float:
+    """Readable traditional network: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)`` on one encoded board."""
+    hidden = hidden_of("baseline", np.shape(genes)[-1] if np.ndim(genes) else 0)  # 8 in the paper
+    genes = check_genes(genes, gene_count("baseline", hidden))
+    part = {name: genes[where] for name, where in baseline_layout(hidden).items()}
+    v = part["input_weights"].reshape(N_INPUTS, hidden)
+    hidden_outputs = [tanh(sum(inputs[i] * v[i, j] for i in range(N_INPUTS)) + part["hidden_bias"][j])
+                      for j in range(hidden)]  # fmt: skip
+    total = sum(part["output_weights"][j] * hidden_outputs[j] for j in range(hidden))
+    return float(tanh(total + part["output_bias"][0]))
 
 
 def baseline_outputs(genes: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """The traditional 9-8-1 network: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)``, outputs (..., P)."""
-    genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
-    batch = genes.shape[:-1]
-    size = hidden_of("baseline", genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
-    genes = genes.reshape(-1, genes.shape[-1])
-    layout = BASELINE_LAYOUT if size == N_HIDDEN else baseline_layout(size)
-    v = np.ascontiguousarray(genes[:, layout["input_weights"]]).reshape(-1, N_INPUTS, size)
-    hidden = np.tanh(np.matmul(inputs, v) + genes[:, None, layout["hidden_bias"]])
-    w = np.ascontiguousarray(genes[:, layout["output_weights"]])[:, :, None]
-    y = np.tanh(np.matmul(hidden, w)[..., 0] + genes[:, None, layout["output_bias"].start])
-    return y.reshape(*batch, len(inputs))
+    """The baseline engine: outputs (..., P) of traditional networks (..., 89) on encoded boards (P, 9).
+
+    One compiled loop (:func:`~evolving_ttt.ling_lam.fused.baseline_kernel`), bit for bit :func:`baseline_output`.
+    """
+    flat, inputs, batch, hidden = _batch("baseline", genes, inputs)
+    out = np.empty((len(flat), len(inputs)))
+    baseline_kernel(flat, inputs, hidden, out)
+    return out.reshape(*batch, len(inputs))
 
 
 def move_tables(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,157 @@
+"""Benchmark of Ling and Lam's fused engine against the numpy path it replaced (chapters 9 and 16).
+
+Both of the paper's methods (the NNDTF with the improved GA, the baseline with the traditional GA) train 20 seeds in
+lockstep for ``--iterations`` iterations in this process, three ways, timed side by side and alternately:
+
+1. **fused**: the package as it is, the networks evaluated by the compiled kernels of
+   ``evolving_ttt/ling_lam/fused.py`` with the portable functions;
+2. **numpy path, portable**: the vectorized numpy networks the kernels replaced (kept below), with the portable
+   ``exp``, ``tanh``, ``fixed_matmul`` and ``power``: what switching the old engine's functions alone gives;
+3. **numpy path, numpy's**: the same with ``np.exp``, ``np.tanh``, ``np.matmul`` (BLAS) and ``**``: the engine
+   before the portable numerics, whose bits depend on the processor.
+
+Targets: the fused engine in at most a third of path 2's time (the speed issue) and at most 1.3 times path 3's
+(the portable-numerics issue). The script prints the figures and whether each target is met; it never fails.
+It also reports whether the three give the same bits here (paths 1 and 2 must: the kernels add their terms in the
+same order; path 3 may not, on any processor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from evolving_ttt import numerics
+from evolving_ttt.ling_lam import ga, network
+from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
+from evolving_ttt.ling_lam.ga import PAPER_IMPROVED_GA, PAPER_TRADITIONAL_GA
+from evolving_ttt.ling_lam.network import BASELINE_LAYOUT, EXPONENT_FLOOR, N_HIDDEN, N_INPUTS, NNDTF_LAYOUT
+
+SEEDS = 20
+ROUNDS = 2
+
+
+def numpy_path_transfer(f, mean, spread, exp):
+    """The transfer function as the numpy path computed it, with the given ``exp``."""
+    d = np.subtract(f, mean)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = -0.5 / np.multiply(spread, spread)
+        e = np.asarray(d * d)
+        e *= factor
+    np.fmin(e, 0.0, out=e)
+    np.maximum(e, EXPONENT_FLOOR, out=e)
+    e = exp(e)
+    np.subtract(1.0, e, out=e)
+    return np.copysign(e, d, out=e)
+
+
+def times_neighbour(link, hidden, step):
+    """``link[b, j] * hidden[p, b, (j + step) % 8]``: the numpy path's shifted neighbours."""
+    neighbour = np.empty_like(hidden)
+    flat, shifted = hidden.reshape(-1), neighbour.reshape(-1)
+    if step == 1:
+        shifted[:-1], neighbour[..., -1] = flat[1:], hidden[..., 0]
+    else:
+        shifted[1:], neighbour[..., 0] = flat[:-1], hidden[..., -1]
+    return np.multiply(neighbour, link, out=neighbour)
+
+
+def numpy_path_nndtf(genes, inputs, exp, matmul):
+    """The NNDTF (simultaneous order) as the numpy path computed it: board-major (P, B, 8) passes."""
+    genes = genes.reshape(-1, genes.shape[-1])
+    part = {name: np.ascontiguousarray(genes[:, where]) for name, where in NNDTF_LAYOUT.items()}
+    v = part["input_weights"].reshape(-1, N_INPUTS, N_HIDDEN)
+    sums = np.empty((len(inputs), len(genes), N_HIDDEN))
+    sums.transpose(1, 0, 2)[...] = matmul(inputs, v)
+    static = numpy_path_transfer(sums, part["static_mean"], part["static_spread"], exp)
+    z = numpy_path_transfer(static, times_neighbour(part["mean_link"], static, 1),
+                            times_neighbour(part["spread_link"], static, -1), exp)  # fmt: skip
+    total = matmul(z.transpose(1, 0, 2), part["output_weights"][:, :, None])[..., 0]
+    return numpy_path_transfer(total, part["output_mean"], part["output_spread"], exp)
+
+
+def numpy_path_baseline(genes, inputs, tanh, matmul):
+    """The baseline network as the numpy path computed it."""
+    genes = genes.reshape(-1, genes.shape[-1])
+    v = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["input_weights"]]).reshape(-1, N_INPUTS, N_HIDDEN)
+    hidden = tanh(matmul(inputs, v) + genes[:, None, BASELINE_LAYOUT["hidden_bias"]])
+    w = np.ascontiguousarray(genes[:, BASELINE_LAYOUT["output_weights"]])[:, :, None]
+    return tanh(matmul(hidden, w)[..., 0] + genes[:, None, BASELINE_LAYOUT["output_bias"].start])
+
+
+FUNCTIONS = {
+    "numpy path, portable": {"exp": numerics.exp, "tanh": numerics.tanh, "matmul": numerics.fixed_matmul,
+                             "power": numerics.power, "scalar_power": numerics.scalar_power},
+    "numpy path, numpy's": {"exp": np.exp, "tanh": np.tanh, "matmul": np.matmul,
+                            "power": lambda r, e: r**e, "scalar_power": lambda b, e: b**e},
+}  # fmt: skip
+
+
+@contextmanager
+def mutation_powers(functions):
+    """The traditional GA's mutation with the given powers (the package always uses the portable ones)."""
+    saved = ga.power, ga.scalar_power
+    ga.power, ga.scalar_power = functions["power"], functions["scalar_power"]
+    try:
+        yield
+    finally:
+        ga.power, ga.scalar_power = saved
+
+
+def train_both(path: str, iterations: int) -> tuple[float, dict]:
+    """Both methods, SEEDS seeds in lockstep; returns the seconds and the champions."""
+    training = network.training_positions()
+    if path == "fused":
+        nndtf = lambda genes: network.fitness(network.nndtf_outputs(genes, training.inputs), training)  # noqa: E731
+        baseline = lambda genes: network.fitness(network.baseline_outputs(genes, training.inputs), training)  # noqa: E731
+        functions = {"power": numerics.power, "scalar_power": numerics.scalar_power}
+    else:
+        functions = FUNCTIONS[path]
+        nndtf = lambda genes: network.fitness(  # noqa: E731
+            numpy_path_nndtf(genes, training.inputs, functions["exp"], functions["matmul"]), training
+        )
+        baseline = lambda genes: network.fitness(  # noqa: E731
+            numpy_path_baseline(genes, training.inputs, functions["tanh"], functions["matmul"]), training
+        )
+    improved = ga.ImprovedGASettings(**{**PAPER_IMPROVED_GA.as_dict(), "iterations": iterations})
+    traditional = ga.TraditionalGASettings(**{**PAPER_TRADITIONAL_GA.as_dict(), "iterations": iterations})
+    start = time.perf_counter()
+    with mutation_powers(functions):
+        first = improved_ga_lockstep(nndtf, network.NNDTF_GENES, [np.random.default_rng(s) for s in range(SEEDS)],
+                                     improved)  # fmt: skip
+        second = traditional_ga_lockstep(baseline, network.BASELINE_GENES,
+                                         [np.random.default_rng(s) for s in range(SEEDS)], traditional)  # fmt: skip
+    return time.perf_counter() - start, {"nndtf": first.champions, "baseline": second.champions}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=5_000, help="iterations per run (default 5,000)")
+    args = parser.parse_args()
+    paths = ("fused", "numpy path, portable", "numpy path, numpy's")
+    train_both("fused", 50)  # compile or load the kernels before timing
+    times, champions = {path: [] for path in paths}, {}
+    for _ in range(ROUNDS):
+        for path in paths:
+            seconds, champions[path] = train_both(path, args.iterations)
+            times[path].append(seconds)
+    print(f"Ling and Lam, both methods x {SEEDS} seeds x {args.iterations:,} iterations in lockstep, one process, "
+          f"median of {ROUNDS} alternating runs:")  # fmt: skip
+    median = {path: statistics.median(times[path]) for path in paths}
+    for path in paths:
+        same = all(np.array_equal(champions[path][k], champions["fused"][k]) for k in champions["fused"])
+        print(f"  {path:>22}: {median[path]:7.2f} s  (same champions as fused: {same})")
+    speed = median["fused"] / median["numpy path, portable"]
+    cost = median["fused"] / median["numpy path, numpy's"]
+    print(f"  fused / numpy path with portable functions: {speed:.2f} (target at most 0.33: "
+          f"{'met' if speed <= 1 / 3 else 'NOT met'})")  # fmt: skip
+    print(f"  fused / numpy path with numpy's functions: {cost:.2f} (target at most 1.3: "
+          f"{'met' if cost <= 1.3 else 'NOT met'})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

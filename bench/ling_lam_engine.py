@@ -1,7 +1,8 @@
 """Benchmark of Ling and Lam's fused engine against the numpy path it replaced (chapters 9 and 16).
 
-Both of the paper's methods (the NNDTF with the improved GA, the baseline with the traditional GA) train 20 seeds in
-lockstep for ``--iterations`` iterations in this process, three ways, timed side by side and alternately:
+Both of the paper's methods (the NNDTF with the improved GA, the baseline with the traditional GA) train 20 seeds for
+``--iterations`` iterations in this process, once as the system runs its full experiment (one task per run) and
+once in lockstep (chapter 16's engine), each three ways, timed side by side and alternately:
 
 1. **fused**: the package as it is, the networks evaluated by the compiled kernels of
    ``evolving_ttt/ling_lam/fused.py`` with the portable functions;
@@ -26,10 +27,12 @@ from contextlib import contextmanager
 import numpy as np
 
 from evolving_ttt import numerics
-from evolving_ttt.ling_lam import ga, network
+from evolving_ttt.ling_lam import experiment, ga, network
 from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
+from evolving_ttt.ling_lam.experiment import LingLamConfig
 from evolving_ttt.ling_lam.ga import PAPER_IMPROVED_GA, PAPER_TRADITIONAL_GA
 from evolving_ttt.ling_lam.network import BASELINE_LAYOUT, EXPONENT_FLOOR, N_HIDDEN, N_INPUTS, NNDTF_LAYOUT
+from evolving_ttt.systems import get_system, run_system
 
 SEEDS = 20
 ROUNDS = 2
@@ -91,36 +94,53 @@ FUNCTIONS = {
 }  # fmt: skip
 
 
+def numpy_path_outputs(functions):
+    """``ling_lam_outputs`` on the numpy path with the given functions (the paper's simultaneous order)."""
+
+    def outputs(kind, genes, inputs, order="simultaneous"):
+        if order != "simultaneous":
+            raise ValueError("the numpy path of this benchmark has the paper's simultaneous order only")
+        if kind == "nndtf":
+            return numpy_path_nndtf(np.asarray(genes, dtype=float), inputs, functions["exp"], functions["matmul"])
+        return numpy_path_baseline(np.asarray(genes, dtype=float), inputs, functions["tanh"], functions["matmul"])
+
+    return outputs
+
+
 @contextmanager
-def mutation_powers(functions):
-    """The traditional GA's mutation with the given powers (the package always uses the portable ones)."""
-    saved = ga.power, ga.scalar_power
+def engine_path(path: str):
+    """The package's networks and mutation powers replaced by the numpy path's with the given functions."""
+    if path == "fused":
+        yield
+        return
+    functions = FUNCTIONS[path]
+    saved = experiment.ling_lam_outputs, ga.power, ga.scalar_power
+    experiment.ling_lam_outputs = numpy_path_outputs(functions)
     ga.power, ga.scalar_power = functions["power"], functions["scalar_power"]
     try:
         yield
     finally:
-        ga.power, ga.scalar_power = saved
+        experiment.ling_lam_outputs, ga.power, ga.scalar_power = saved
 
 
-def train_both(path: str, iterations: int) -> tuple[float, dict]:
-    """Both methods, SEEDS seeds in lockstep; returns the seconds and the champions."""
+def full_experiment(path: str, iterations: int):
+    """The paper's two methods x 20 seeds, as the system runs them (one task per run), in this process."""
+    settings = LingLamConfig(iterations=iterations)
+    start = time.perf_counter()
+    with engine_path(path):
+        record = run_system(get_system("ling-lam"), settings, 1, 1, None)
+    return time.perf_counter() - start, {method: run.champions for method, run in record.items()}
+
+
+def lockstep(path: str, iterations: int):
+    """Both methods, 20 seeds in lockstep (the engine of chapter 16's first look), in this process."""
     training = network.training_positions()
-    if path == "fused":
-        nndtf = lambda genes: network.fitness(network.nndtf_outputs(genes, training.inputs), training)  # noqa: E731
-        baseline = lambda genes: network.fitness(network.baseline_outputs(genes, training.inputs), training)  # noqa: E731
-        functions = {"power": numerics.power, "scalar_power": numerics.scalar_power}
-    else:
-        functions = FUNCTIONS[path]
-        nndtf = lambda genes: network.fitness(  # noqa: E731
-            numpy_path_nndtf(genes, training.inputs, functions["exp"], functions["matmul"]), training
-        )
-        baseline = lambda genes: network.fitness(  # noqa: E731
-            numpy_path_baseline(genes, training.inputs, functions["tanh"], functions["matmul"]), training
-        )
     improved = ga.ImprovedGASettings(**{**PAPER_IMPROVED_GA.as_dict(), "iterations": iterations})
     traditional = ga.TraditionalGASettings(**{**PAPER_TRADITIONAL_GA.as_dict(), "iterations": iterations})
     start = time.perf_counter()
-    with mutation_powers(functions):
+    with engine_path(path):
+        nndtf = experiment.fitness_function("nndtf", training)
+        baseline = experiment.fitness_function("baseline", training)
         first = improved_ga_lockstep(nndtf, network.NNDTF_GENES, [np.random.default_rng(s) for s in range(SEEDS)],
                                      improved)  # fmt: skip
         second = traditional_ga_lockstep(baseline, network.BASELINE_GENES,
@@ -128,29 +148,35 @@ def train_both(path: str, iterations: int) -> tuple[float, dict]:
     return time.perf_counter() - start, {"nndtf": first.champions, "baseline": second.champions}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=5_000, help="iterations per run (default 5,000)")
-    args = parser.parse_args()
+def compare(label: str, run, iterations: int) -> None:
+    """Time the three paths alternately, ROUNDS times, and print the medians and the two ratios."""
     paths = ("fused", "numpy path, portable", "numpy path, numpy's")
-    train_both("fused", 50)  # compile or load the kernels before timing
     times, champions = {path: [] for path in paths}, {}
     for _ in range(ROUNDS):
         for path in paths:
-            seconds, champions[path] = train_both(path, args.iterations)
+            seconds, champions[path] = run(path, iterations)
             times[path].append(seconds)
-    print(f"Ling and Lam, both methods x {SEEDS} seeds x {args.iterations:,} iterations in lockstep, one process, "
-          f"median of {ROUNDS} alternating runs:")  # fmt: skip
+    print(f"{label}, both methods x {SEEDS} seeds x {iterations:,} iterations, one process, median of {ROUNDS} "
+          "alternating runs:")  # fmt: skip
     median = {path: statistics.median(times[path]) for path in paths}
     for path in paths:
         same = all(np.array_equal(champions[path][k], champions["fused"][k]) for k in champions["fused"])
-        print(f"  {path:>22}: {median[path]:7.2f} s  (same champions as fused: {same})")
+        print(f"  {path:>22}: {median[path]:7.2f} s  (same networks as fused: {same})")
     speed = median["fused"] / median["numpy path, portable"]
     cost = median["fused"] / median["numpy path, numpy's"]
     print(f"  fused / numpy path with portable functions: {speed:.2f} (target at most 0.33: "
           f"{'met' if speed <= 1 / 3 else 'NOT met'})")  # fmt: skip
     print(f"  fused / numpy path with numpy's functions: {cost:.2f} (target at most 1.3: "
           f"{'met' if cost <= 1.3 else 'NOT met'})")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=5_000, help="iterations per run (default 5,000)")
+    args = parser.parse_args()
+    lockstep("fused", 50)  # compile or load the kernels before timing
+    compare("The full experiment as the system runs it (one task per run)", full_experiment, args.iterations)
+    compare("The lockstep engine (chapter 16)", lockstep, args.iterations)
 
 
 if __name__ == "__main__":

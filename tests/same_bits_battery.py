@@ -18,11 +18,10 @@ hashes. The parts (:data:`PARTS`):
   ``book/data/studies``, as the printed Markdown (its statistics rounded to the digits shown).
 
 - ``al_khateeb_run`` and ``al_khateeb_sweep_task``: the same for Al-Khateeb's co-evolution, whose evaluator runs
-  on the portable ``tanh`` and whose mutation on the portable ``exp``.
-
-Ling and Lam's system is not in the battery yet: it still calls numpy's processor-dispatched functions (its switch
-to :mod:`evolving_ttt.numerics` comes with its regenerated data). Its saved networks are left out of
-``arena_yardsticks`` and its rows out of ``glance`` for the same reason.
+  on the portable ``tanh`` and whose mutation on the portable ``exp``;
+- ``ling_lam_run`` and ``ling_lam_sweep_task``: the same for Ling and Lam's two GAs, whose networks run in the
+  fused kernels on the portable ``exp`` and ``tanh`` (vectorized loops on wide processors, scalar on others) and
+  whose mutation on the portable ``power``.
 
 Options: ``--refresh`` also writes the note that ``tests/same_bits_hashes.json`` carries (kept from ``OUT.json``
 if it has one), so ``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh`` renews the committed
@@ -197,24 +196,36 @@ def al_khateeb_sweep_task_part() -> bytes:
     return _sweep_task_bytes("al-khateeb", grid, 2, (1, 2, 0))
 
 
+def ling_lam_run_part() -> bytes:
+    """Ling and Lam's both methods, sequential hidden order: 3 runs of 400 iterations each."""
+    from evolving_ttt.ling_lam.experiment import LingLamConfig
+    from evolving_ttt.systems import get_system, run_system
+
+    system = get_system("ling-lam")
+    record = run_system(system, LingLamConfig(seeds=3, iterations=400, order="sequential"), seed=11)
+    return _record_bytes(system, record)
+
+
+def ling_lam_sweep_task_part() -> bytes:
+    """Cell 1 (the baseline), seed 2 of a sweep of one run of 300 iterations on 25 positions, generational GA."""
+    grid = ["seeds=1", "iterations=300", "training_count=25", "traditional.form=generational", "methods=nndtf,baseline"]
+    return _sweep_task_bytes("ling-lam", grid, 2, (1, 2, 0))
+
+
 def arena_yardsticks_part() -> bytes:
-    """The arena's report of the saved players of every system but Ling and Lam's (``book/data``): every yardstick
-    and their round robin."""
+    """The arena's report of every system's saved players (``book/data``): every yardstick and their round robin."""
     from evolving_ttt.arena import arena_report
     from evolving_ttt.systems import registered_systems
 
-    systems = [system for system in registered_systems() if system.name != "ling-lam"]
-    players = [player for system in systems for player in system.book_players()]
+    players = [player for system in registered_systems() for player in system.book_players()]
     return canonical_json(arena_report(players))
 
 
 def glance_part() -> bytes:
-    """The introduction's table at a glance, read from the committed sweep databases, as the printed Markdown, less
-    Ling and Lam's rows."""
+    """The introduction's table at a glance, read from the committed sweep databases, as the printed Markdown."""
     from evolving_ttt.studies import at_a_glance, glance_markdown
 
-    table = at_a_glance()
-    return glance_markdown(table[~table["paper"].str.startswith("Ling")]).encode()
+    return glance_markdown(at_a_glance()).encode()
 
 
 PARTS: dict[str, Callable[[], bytes]] = {
@@ -225,6 +236,8 @@ PARTS: dict[str, Callable[[], bytes]] = {
     "mohammadi_sweep_task": mohammadi_sweep_task_part,
     "al_khateeb_run": al_khateeb_run_part,
     "al_khateeb_sweep_task": al_khateeb_sweep_task_part,
+    "ling_lam_run": ling_lam_run_part,
+    "ling_lam_sweep_task": ling_lam_sweep_task_part,
     "arena_yardsticks": arena_yardsticks_part,
     "glance": glance_part,
 }

@@ -1,9 +1,8 @@
 """Same seed, same bits: the battery of tests/same_bits_battery.py under six emulated processors (chapter 9).
 
-What it proves. The battery (the portable numerics on fixed grids, short Fogel, Al-Khateeb and Mohammadi runs
-through the registry, one sweep task of each, the arena's exact yardsticks of their saved players, and the table
-at a glance without Ling and Lam's rows, whose system still runs on numpy's functions) runs in a fresh process
-under each of:
+What it proves. The battery (the portable numerics on fixed grids, a short run of each of the four systems
+through the registry, one sweep task of each, the arena's exact yardsticks of every saved player, and the table
+at a glance) runs in a fresh process under each of:
 
 1. as is;
 2. numpy's baseline SIMD only (``NPY_DISABLE_CPU_FEATURES`` naming every target numpy dispatches to beyond its

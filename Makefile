@@ -87,6 +87,7 @@ bench: $(STAMP)
 	$(PY) bench/parallel.py
 	$(PY) bench/sweep.py
 	$(PY) bench/numerics.py
+	$(PY) bench/ling_lam_engine.py
 
 clean:
 	rm -rf _build

@@ -157,7 +157,8 @@ from evolving_ttt.ling_lam.heuristic import (
 from evolving_ttt.ling_lam.network import (
     N_HIDDEN, HIDDEN_ORDERS, NNDTF_LAYOUT, NNDTF_GENES, BASELINE_LAYOUT, BASELINE_GENES, GRID_NUMBERS,
     SQUARES_BY_GRID_NUMBER, NEXT_NEURON, PREVIOUS_NEURON, check_genes, EXPONENT_FLOOR, transfer, nndtf_output,
-    nndtf_outputs, baseline_outputs, move_tables, output_steps, output_squares, NETWORK_KINDS, ling_lam_outputs,
+    nndtf_outputs, baseline_output, baseline_outputs, move_tables, output_steps, output_squares, NETWORK_KINDS,
+    ling_lam_outputs,
     TrainingSet, TRAINING_SOURCES, training_positions, fitness, all_x_positions,
 )
 from evolving_ttt.ling_lam.ga import (

@@ -8,9 +8,10 @@ Two parts, each timed side by side, alternately, in one run of this script:
    made here only (the book and the package always run the portable ones): the module attributes a system's
    engine calls are replaced by numpy's for the second timing. Target: at most 1.3 times numpy's time.
 
-Mohammadi's programs use no floating-point elementary function and are not timed here; nor is Ling and Lam's
-system, which still runs on numpy's functions. Both timings give the same
-bits where numpy's functions happen to agree with the portable ones on this processor, which the script reports.
+Mohammadi's programs use no floating-point elementary function and are not timed here. Ling and Lam's networks run
+in fused kernels that have no numpy counterpart to switch to: ``bench/ling_lam_engine.py`` times them against the
+numpy code they replaced, with numpy's functions and with the portable ones. Both timings give the same bits where
+numpy's functions happen to agree with the portable ones on this processor, which the script reports.
 """
 
 import statistics

@@ -14,8 +14,9 @@ import numpy as np
 from evolving_ttt.ling_lam.experiment import PAPER_FITNESS, PAPER_LING_LAM
 
 STUDY_NAMES = (
-    "ling_lam_iterations", "ling_lam_long", "ling_lam_ga_form", "ling_lam_positions", "ling_lam_few",
-    "ling_lam_combined", "ling_lam_few_generational", "ling_lam_hidden", "ling_lam_count", "ling_lam_readings",
+    "ling_lam_iterations", "ling_lam_long", "ling_lam_longest", "ling_lam_ga_form", "ling_lam_positions",
+    "ling_lam_few", "ling_lam_combined", "ling_lam_few_generational", "ling_lam_hidden", "ling_lam_count",
+    "ling_lam_readings",
 )  # fmt: skip
 """The study's databases, in the order of chapter 22."""
 PAPER_STUDY = "ling_lam_iterations"

@@ -52,6 +52,9 @@ def per_iteration(iterations: int = 300) -> None:
          th.TraditionalGASettings(iterations=iterations), th.fitness_function("baseline", training), th.BASELINE_GENES),
     ]  # fmt: skip
     for label, readable, lockstep, settings, evaluate, genes in cases:
+        warm_up = type(settings)(**{**settings.as_dict(), "iterations": 5})  # load the compiled kernels first
+        readable(evaluate, genes, np.random.default_rng(0), warm_up)
+        lockstep(evaluate, genes, [np.random.default_rng(s) for s in range(20)], warm_up)
         start = time.perf_counter()
         readable(evaluate, genes, np.random.default_rng(0), settings)
         one = (time.perf_counter() - start) / iterations

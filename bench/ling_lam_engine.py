@@ -172,7 +172,7 @@ def compare(label: str, run, iterations: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=5_000, help="iterations per run (default 5,000)")
+    parser.add_argument("--iterations", type=int, default=2_000, help="iterations per run (default 2,000)")
     args = parser.parse_args()
     lockstep("fused", 50)  # compile or load the kernels before timing
     compare("The full experiment as the system runs it (one task per run)", full_experiment, args.iterations)

@@ -333,9 +333,23 @@ def _map_log(x, out):
 
 
 @numba.njit(**JIT_OPTIONS)
-def _map_power(base, exponent, out):
+def _map_power(base, exponent, out) -> int:
+    """``out = base ** exponent`` (1-D, ``exponent`` of length 1 for one exponent throughout); returns 1 if a base is
+    outside [0, 1], 2 if an exponent is negative or not finite, else 0 (the checks of :func:`power`, in one pass)."""
     for i in range(base.size):
-        out[i] = power_scalar(base[i], exponent[i])
+        if not (base[i] >= 0.0 and base[i] <= 1.0):
+            return 1
+    for i in range(exponent.size):
+        if not (exponent[i] >= 0.0 and exponent[i] < math.inf):
+            return 2
+    if exponent.size == 1:
+        y = exponent[0]
+        for i in range(base.size):
+            out[i] = power_scalar(base[i], y)
+    else:
+        for i in range(base.size):
+            out[i] = power_scalar(base[i], exponent[i])
+    return 0
 
 
 def _elementwise(kernel, x) -> np.ndarray:
@@ -381,13 +395,16 @@ def power(base, exponent) -> np.ndarray:
     ValueError
         If a base is outside ``[0, 1]`` or an exponent is negative or not finite (NaN included).
     """
-    base, exponent = np.broadcast_arrays(np.asarray(base, dtype=np.float64), np.asarray(exponent, dtype=np.float64))
-    if not np.all((base >= 0) & (base <= 1)):
-        raise ValueError("power: every base must lie in [0, 1] (this portable power serves the GA's mutation)")
-    if not np.all((exponent >= 0) & np.isfinite(exponent)):
-        raise ValueError("power: every exponent must be a finite number >= 0")
+    base, exponent = np.asarray(base, dtype=np.float64), np.asarray(exponent, dtype=np.float64)
+    if exponent.size != 1 or exponent.ndim > base.ndim:  # one exponent for every base needs no broadcast copy
+        base, exponent = np.broadcast_arrays(base, exponent)
     out = np.empty(base.shape)
-    _map_power(np.ascontiguousarray(base.reshape(-1)), np.ascontiguousarray(exponent.reshape(-1)), out.reshape(-1))
+    found = _map_power(np.ascontiguousarray(base.reshape(-1)), np.ascontiguousarray(exponent.reshape(-1)),
+                       out.reshape(-1))  # fmt: skip
+    if found == 1:
+        raise ValueError("power: every base must lie in [0, 1] (this portable power serves the GA's mutation)")
+    if found == 2:
+        raise ValueError("power: every exponent must be a finite number >= 0")
     return out
 
 

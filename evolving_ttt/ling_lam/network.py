@@ -144,7 +144,7 @@ def transfer(f: np.ndarray | float, mean: np.ndarray | float, spread: np.ndarray
         e *= factor  # the exponent, <= 0; nan where f = m and s = 0
     np.fmin(e, 0.0, out=e)  # nan -> 0
     # The exponent reaches -1e18 here. Below EXPONENT_FLOOR, 1 - exp is exactly 1 in double precision, so
-    # raising such exponents to the floor changes no bit of the result (the engine skips the exp there).
+    # raising such exponents to the floor changes no bit of the result (the engine keeps the same floor).
     np.maximum(e, EXPONENT_FLOOR, out=e)
     e = exp(e)  # the portable exp (evolving_ttt.numerics): the same bits on every processor
     np.subtract(1.0, e, out=e)

@@ -5,7 +5,7 @@
 #   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
-#   make clean   remove the built book
+#   make clean   remove the built book and numba's compiled kernels (its cache misses edits to called modules)
 
 VENV     := .venv
 PY       := $(VENV)/bin/python
@@ -91,3 +91,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build
+	find evolving_ttt -name '*.nbi' -delete -o -name '*.nbc' -delete  # numba's cache misses changes in called modules

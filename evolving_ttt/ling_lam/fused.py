@@ -53,6 +53,30 @@ def transfer_layer(f: np.ndarray, mean: np.ndarray, spread: np.ndarray, out: np.
         out[k] = math.copysign(1.0 - out[k], d[k])
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _input_sums(g: np.ndarray, columns: np.ndarray, hidden: int, out: np.ndarray) -> None:
+    """``out[j, p] = sum_i columns[i, p] v[i, j]`` for input weights ``v[i, j]`` at ``g[i h + j]``, from 0 in order."""
+    boards = columns.shape[1]
+    for j in range(hidden):
+        for p in range(boards):
+            out[j, p] = 0.0
+        for i in range(N_INPUTS):
+            weight = g[i * hidden + j]
+            for p in range(boards):
+                out[j, p] += columns[i, p] * weight
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _output_sums(layer: np.ndarray, g: np.ndarray, start: int, out: np.ndarray) -> None:
+    """``out[p] = sum_j layer[j, p] w_j`` for output weights ``w_j`` at ``g[start + j]``, from 0 in order."""
+    for p in range(layer.shape[1]):
+        out[p] = 0.0
+    for j in range(layer.shape[0]):
+        weight = g[start + j]
+        for p in range(layer.shape[1]):
+            out[p] += layer[j, p] * weight
+
+
 @numba.njit(**JIT_OPTIONS)
 def nndtf_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, sequential: bool, out: np.ndarray) -> None:
     """NNDTF outputs ``out[b, p]`` of networks ``genes`` (B, 14 h + 2) on encoded boards ``inputs`` (P, 9).
@@ -70,13 +94,8 @@ def nndtf_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, sequential:
     spread_link, output_weights, output_mean = (N_INPUTS + 3) * hidden, (N_INPUTS + 4) * hidden, (N_INPUTS + 5) * hidden
     for b in range(genes.shape[0]):
         g = genes[b]
-        for j in range(hidden):  # the static transfer functions of every neuron on every board
-            for p in range(boards):
-                sums[j, p] = 0.0
-            for i in range(N_INPUTS):
-                weight = g[i * hidden + j]
-                for p in range(boards):
-                    sums[j, p] += columns[i, p] * weight
+        _input_sums(g, columns, hidden, sums)  # the static transfer functions of every neuron on every board
+        for j in range(hidden):
             for p in range(boards):
                 mean[j, p], spread[j, p] = g[static_mean + j], g[static_spread + j]
         transfer_layer(sums.ravel(), mean.ravel(), spread.ravel(), static.ravel(), d.ravel())
@@ -95,12 +114,7 @@ def nndtf_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, sequential:
                     spread[j, p] = g[spread_link + j] * static[before, p]
             transfer_layer(static.ravel(), mean.ravel(), spread.ravel(), z.ravel(), d.ravel())
         total = sums[0]  # reused: the output neuron's input sum on every board
-        for p in range(boards):
-            total[p] = 0.0
-        for j in range(hidden):
-            weight = g[output_weights + j]
-            for p in range(boards):
-                total[p] += z[j, p] * weight
+        _output_sums(z, g, output_weights, total)
         for p in range(boards):
             mean[0, p], spread[0, p] = g[output_mean], g[output_mean + 1]
         transfer_layer(total, mean[0], spread[0], out[b], d[0])
@@ -121,20 +135,10 @@ def baseline_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, out: np.
     hidden_bias, output_weights, output_bias = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
     for b in range(genes.shape[0]):
         g = genes[b]
+        _input_sums(g, columns, hidden, layer)
         for j in range(hidden):
-            for p in range(boards):
-                layer[j, p] = 0.0
-            for i in range(N_INPUTS):
-                weight = g[i * hidden + j]
-                for p in range(boards):
-                    layer[j, p] += columns[i, p] * weight
             for p in range(boards):
                 layer[j, p] = tanh_scalar(layer[j, p] + g[hidden_bias + j])
-        for p in range(boards):
-            total[p] = 0.0
-        for j in range(hidden):
-            weight = g[output_weights + j]
-            for p in range(boards):
-                total[p] += weight * layer[j, p]
+        _output_sums(layer, g, output_weights, total)  # w_j h_j equals h_j w_j: a product does not depend on order
         for p in range(boards):
             out[b, p] = tanh_scalar(total[p] + g[output_bias])

@@ -21,7 +21,9 @@ hashes. The parts (:data:`PARTS`):
   on the portable ``tanh`` and whose mutation on the portable ``exp``;
 - ``ling_lam_run`` and ``ling_lam_sweep_task``: the same for Ling and Lam's two GAs, whose networks run in the
   fused kernels on the portable ``exp`` and ``tanh`` (vectorized loops on wide processors, scalar on others) and
-  whose mutation on the portable ``power``.
+  whose mutation on the portable ``power``;
+- ``ling_lam_capacity``: one restart of chapter 22's capacity fit (the optimizer's own projected L-BFGS on the
+  portable smooth fitness), its stages' fitness and its genes.
 
 Options: ``--refresh`` also writes the note that ``tests/same_bits_hashes.json`` carries (kept from ``OUT.json``
 if it has one), so ``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh`` renews the committed
@@ -212,6 +214,15 @@ def ling_lam_sweep_task_part() -> bytes:
     return _sweep_task_bytes("ling-lam", grid, 2, (1, 2, 0))
 
 
+def ling_lam_capacity_part() -> bytes:
+    """One restart of the capacity fit: the baseline on the quiet positions, two stages of 40 iterations."""
+    from evolving_ttt.ling_lam.capacity import fit_network, position_set
+
+    fit = fit_network("baseline", position_set("quiet games"), np.random.default_rng([1, 5, 0]), taus=(0.5, 0.05),
+                      max_iterations=40)  # fmt: skip
+    return canonical_json(list(fit.stage_fitness)) + array_bytes({"genes": fit.genes, "best": fit.best_genes})
+
+
 def arena_yardsticks_part() -> bytes:
     """The arena's report of every system's saved players (``book/data``): every yardstick and their round robin."""
     from evolving_ttt.arena import arena_report
@@ -238,6 +249,7 @@ PARTS: dict[str, Callable[[], bytes]] = {
     "al_khateeb_sweep_task": al_khateeb_sweep_task_part,
     "ling_lam_run": ling_lam_run_part,
     "ling_lam_sweep_task": ling_lam_sweep_task_part,
+    "ling_lam_capacity": ling_lam_capacity_part,
     "arena_yardsticks": arena_yardsticks_part,
     "glance": glance_part,
 }

@@ -148,6 +148,35 @@ def test_smooth_fitness_tends_to_the_fitness():
         capacity.smooth_fitness(y, training, 0.0)
 
 
+def test_minimize_in_box_finds_a_boxed_quadratic_minimum():
+    # A quadratic whose unconstrained minimum (0.5, -3, 2, 0.25) lies outside the box in two components.
+    centre = np.array([0.5, -3.0, 2.0, 0.25])
+    scales = np.array([1.0, 4.0, 0.5, 10.0])
+    calls = []
+
+    def value_and_gradient(x):
+        calls.append(x.copy())
+        return float(np.sum(scales * (x - centre) ** 2)), 2 * scales * (x - centre)
+
+    found = capacity.minimize_in_box(value_and_gradient, np.array([0.9, 0.9, -0.9, -0.9]))
+    assert np.allclose(found.x, [0.5, -1.0, 1.0, 0.25], atol=1e-6)
+    assert found.evaluations == len(calls) and 0 < found.iterations < 50
+    assert all(np.all(np.abs(x) <= 1) for x in calls)  # never evaluated outside the box
+    again = capacity.minimize_in_box(value_and_gradient, np.array([0.9, 0.9, -0.9, -0.9]))
+    assert again.x.tobytes() == found.x.tobytes()
+    capped = capacity.minimize_in_box(value_and_gradient, np.array([0.9, 0.9, -0.9, -0.9]), max_iterations=1)
+    assert capped.iterations == 1 and capped.value > found.value
+    with pytest.raises(ValueError, match="lower < upper"):
+        capacity.minimize_in_box(value_and_gradient, np.zeros(4), 1.0, -1.0)
+    with pytest.raises(ValueError, match="max_iterations"):
+        capacity.minimize_in_box(value_and_gradient, np.zeros(4), max_iterations=0)
+
+
+def test_dot_is_exactly_rounded():
+    a = np.array([1e16, 1.0, -1e16, 1.0])
+    assert capacity._dot(a, np.ones(4)) == 2.0  # a left-to-right float sum gives 1.0, a pairwise one 0.0
+
+
 def test_fit_network_reports_the_true_fitness_of_its_genes(tmp_path):
     training = small_training()
     fit = capacity.fit_network("baseline", training, np.random.default_rng(0), taus=(1.0, 0.1), max_iterations=20)

@@ -253,8 +253,6 @@ NOT_RESULT_PATHS = {
     "evolving_ttt/studies.py": "figures and the printed table at a glance",
     "evolving_ttt/drawing.py": "pictures only",
     "evolving_ttt/cli.py": "memory estimates in messages",
-    "evolving_ttt/ling_lam/capacity.py": "the capacity fit's optimizer (scipy's L-BFGS-B runs BLAS itself); a "
-                                         "study of what a network can fit, not a run of the system",
 }  # fmt: skip
 """Modules whose floating-point results are printed for the reader, never fed back into a run."""
 

@@ -8,7 +8,11 @@ stand-in of (31), then reports the true (31) of what it found.
 * :func:`smooth_fitness` is the stand-in: each output's step is blurred by a logistic of width ``tau`` (in
   units of ``8 y``), so that the fitness is the expected score of a slightly noisy move; as ``tau`` goes to 0 it
   becomes (31) itself.
-* :func:`fit_network` runs scipy's L-BFGS-B on it, genes boxed in [-1, 1], with ``tau`` lowered in stages
+* :func:`minimize_in_box` is the optimizer: a projected L-BFGS with a backtracking line search, every gene boxed.
+  Its vector steps are elementwise and its dot products exactly rounded (``math.fsum``), so with the portable
+  networks and functions (chapter 9) a fit gives the same bits on every processor, unlike scipy's L-BFGS-B, whose
+  vector steps run through BLAS.
+* :func:`fit_network` runs it on the stand-in, genes boxed in [-1, 1], with ``tau`` lowered in stages
   (continuation); the gradient is a forward difference computed for all genes in one batched network call.
 * :func:`capacity_study` does many seeded restarts for several networks and position sets; :func:`save_capacity`
   and :func:`load_capacity` keep the results as JSON (format ``ling-lam-capacity``) in ``book/data/studies``.
@@ -21,14 +25,17 @@ Run from the command line (the full study of chapter 22)::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from evolving_ttt import numerics
 from evolving_ttt.game import check_count, check_instance
 from evolving_ttt.ling_lam.network import (
     NETWORK_KINDS,
@@ -51,10 +58,6 @@ ALL_POSITIONS = "all positions"
 """The name of the position set of all 2,201 positions with X to move (besides :data:`TRAINING_SOURCES`)."""
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # the logistic, without overflow
-
-
 def smooth_fitness(outputs: np.ndarray, training: TrainingSet, tau: float) -> np.ndarray:
     """The smooth stand-in of (31) for outputs (..., P): the expected score when ``8 y`` is blurred by ``tau``.
 
@@ -67,9 +70,95 @@ def smooth_fitness(outputs: np.ndarray, training: TrainingSet, tau: float) -> np
     if not isinstance(tau, (int, float)) or isinstance(tau, bool) or not tau > 0:
         raise ValueError(f"tau must be a number > 0; got {tau!r}")
     bounds = np.arange(-8, 8) + 0.0  # the upper bounds of steps 0 to 15 in units of 8 y: -8, ..., 7
-    below = _sigmoid((bounds - 8.0 * np.asarray(outputs)[..., None]) / tau)  # P(8 y <= bound), (..., P, 16)
+    below = numerics.sigmoid((bounds - 8.0 * np.asarray(outputs)[..., None]) / tau)  # P(8 y <= bound), (..., P, 16)
     weights = np.diff(below, axis=-1, prepend=0.0, append=1.0)  # (..., P, 17)
     return (weights * training.score_by_step).sum(axis=(-1, -2)) / training.best_total
+
+
+MEMORY = 10
+"""The step pairs :func:`minimize_in_box` keeps for its curvature estimate (scipy's L-BFGS-B default)."""
+SUFFICIENT_DECREASE = 1e-4
+"""The Armijo constant of the line search: a step is taken when it gains this share of the slope's promise."""
+GRADIENT_TOLERANCE = 1e-5
+"""Stop when no component of the projected gradient exceeds this (scipy's ``pgtol`` default)."""
+VALUE_TOLERANCE = 2.220446049250313e-09
+"""Stop when a step lowers the value by less than this share of it (scipy's ``ftol`` default)."""
+LINE_SEARCH_STEPS = 30
+"""The most halvings of the step in one line search; the search stops when none gives a decrease."""
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """The dot product, exactly rounded (``math.fsum`` of the exact-per-element products' roundings)."""
+    return math.fsum((a * b).tolist())
+
+
+@dataclass(frozen=True)
+class BoxMinimum:
+    """What :func:`minimize_in_box` found: the point, its value, the iterations and the evaluations it took."""
+
+    x: np.ndarray
+    value: float
+    iterations: int
+    evaluations: int
+
+
+def minimize_in_box(value_and_gradient: Callable[[np.ndarray], tuple[float, np.ndarray]], start: np.ndarray,
+                    lower: float = -1.0, upper: float = 1.0, max_iterations: int = 300) -> BoxMinimum:  # fmt: skip
+    """Minimize a function of a vector with every component in ``[lower, upper]``: a projected L-BFGS.
+
+    Each iteration holds the components that sit on a bound with the gradient pushing outward, takes the L-BFGS
+    direction (the last :data:`MEMORY` step pairs, restricted to the free components; the steepest descent when
+    that is no descent direction), and halves the step from 1 until the projected point passes the Armijo test.
+    It stops after ``max_iterations`` iterations, when the projected gradient is below
+    :data:`GRADIENT_TOLERANCE`, when a step gains less than :data:`VALUE_TOLERANCE` of the value, or when no step
+    of the line search decreases the value. Every operation is elementwise or an exactly rounded sum, so the
+    result has the same bits on every processor whenever ``value_and_gradient`` does.
+    """
+    check_count(max_iterations, "max_iterations")
+    if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+        raise ValueError(f"the box must have finite bounds lower < upper; got [{lower!r}, {upper!r}]")
+    x = np.clip(np.asarray(start, dtype=np.float64), lower, upper)
+    value, gradient = value_and_gradient(x)
+    evaluations, pairs = 1, deque(maxlen=MEMORY)
+    iteration = 0
+    while iteration < max_iterations:
+        held = ((x <= lower) & (gradient > 0)) | ((x >= upper) & (gradient < 0))
+        projected = np.where(held, 0.0, gradient)
+        if np.abs(projected).max() <= GRADIENT_TOLERANCE:
+            break
+        iteration += 1
+        direction, curvature = projected.copy(), []
+        for step, change in reversed(pairs):  # the two-loop recursion on the free components
+            step, change = np.where(held, 0.0, step), np.where(held, 0.0, change)
+            agreement = _dot(step, change)
+            if agreement > 0.0:
+                alpha = _dot(step, direction) / agreement
+                direction = direction - alpha * change
+                curvature.append((step, change, agreement, alpha))
+        if curvature:
+            step, change, agreement, _ = curvature[0]
+            direction = direction * (agreement / _dot(change, change))
+        for step, change, agreement, alpha in reversed(curvature):
+            direction = direction + (alpha - _dot(change, direction) / agreement) * step
+        direction = -direction
+        if not _dot(direction, projected) < 0.0:
+            direction, curvature = -projected, []
+        length = 1.0 if curvature else min(1.0, 1.0 / float(np.abs(projected).max()))
+        for _ in range(LINE_SEARCH_STEPS):
+            trial = np.clip(x + length * direction, lower, upper)
+            trial_value, trial_gradient = value_and_gradient(trial)
+            evaluations += 1
+            if trial_value <= value + SUFFICIENT_DECREASE * _dot(gradient, trial - x) and trial_value < value:
+                break
+            length *= 0.5
+        else:
+            break
+        pairs.append((trial - x, trial_gradient - gradient))
+        gain = value - trial_value
+        x, value, gradient = trial, trial_value, trial_gradient
+        if gain <= VALUE_TOLERANCE * max(abs(value), abs(value + gain), 1.0):
+            break
+    return BoxMinimum(x, float(value), iteration, evaluations)
 
 
 @dataclass(frozen=True)
@@ -85,14 +174,12 @@ class Fit:
 
 def fit_network(kind: str, training: TrainingSet, rng: np.random.Generator, hidden: int = 8,
                 taus: Sequence[float] = TAUS, max_iterations: int = 300) -> Fit:  # fmt: skip
-    """Fit a ``kind`` network to ``training`` from random genes: L-BFGS-B on :func:`smooth_fitness`, box [-1, 1].
+    """Fit a ``kind`` network to ``training`` from random genes: :func:`minimize_in_box` on :func:`smooth_fitness`.
 
     The genes start uniform in [-1, 1) from ``rng``. Each stage maximises the stand-in at one ``tau`` (at most
     ``max_iterations`` iterations) from where the last stage stopped; after each stage the true (31) of the genes
     is taken. ``best_genes`` are those of the stage with the highest true fitness (the first of equals).
     """
-    from scipy.optimize import minimize
-
     if kind not in NETWORK_KINDS:
         raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
     check_instance(training, TrainingSet, "training", "a TrainingSet")
@@ -108,13 +195,13 @@ def fit_network(kind: str, training: TrainingSet, rng: np.random.Generator, hidd
     def value_and_gradient(x: np.ndarray, tau: float) -> tuple[float, np.ndarray]:
         values = smooth_fitness(ling_lam_outputs(kind, x + shifts, training.inputs), training, tau)
         count[0] += n + 1
-        return -values[0], -(values[1:] - values[0]) / FINITE_STEP
+        return -float(values[0]), -(values[1:] - values[0]) / FINITE_STEP
 
     stages, best, best_genes = [], -1.0, genes
     for tau in taus:
-        found = minimize(value_and_gradient, genes, args=(float(tau),), jac=True, method="L-BFGS-B",
-                         bounds=[(-1.0, 1.0)] * n, options={"maxiter": max_iterations})  # fmt: skip
-        genes = np.clip(found.x, -1.0, 1.0)
+        found = minimize_in_box(lambda x, tau=float(tau): value_and_gradient(x, tau), genes, -1.0, 1.0,
+                                max_iterations)  # fmt: skip
+        genes = found.x
         true = float(fitness(ling_lam_outputs(kind, genes, training.inputs), training))
         stages.append(true)
         if true > best:
@@ -216,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--restarts", type=int, default=24, help="restarts per target (at most the target's cap)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--max-iterations", type=int, default=300, help="L-BFGS-B iterations per stage")
+    parser.add_argument("--max-iterations", type=int, default=300, help="optimizer iterations per stage")
     parser.add_argument("--out", required=True, help="the JSON file to write (.json)")
     parser.add_argument(
         "--without-all-positions", action="store_true", help="leave out the targets on all 2,201 positions"

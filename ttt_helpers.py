@@ -76,8 +76,11 @@ from evolving_ttt.fogel.evolution import (
 )
 
 # Chapter 6: the run cache that shares long runs within a build (every system's run_* functions use it)
+from evolving_ttt.run_cache import (
+    RUN_CACHE_VARIABLE, cached_run,
+)
 from evolving_ttt.records import (
-    RUN_CACHE_VARIABLE, cached_run, read_record,
+    read_record,
 )
 
 # Chapter 7: the performance curve, Fogel's Figure 2 (book/07_figure2.ipynb)

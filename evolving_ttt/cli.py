@@ -41,7 +41,7 @@ from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
-from evolving_ttt.records import Output, prepare_outputs
+from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
 from evolving_ttt.systems import get_system, registered_systems, run_system
 
 INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
@@ -59,20 +59,23 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 
 
-def check_output_paths(outputs: dict[str, tuple[str | Path, str | None]], force: bool = False) -> dict[str, Output]:
+def check_output_paths(
+    outputs: dict[str, tuple[str | Path, str | None]], force: bool = False, inputs: dict[str, str | Path] | None = None
+) -> dict[str, Output]:
     """Make every output of a command before its run: ``{option: (path, suffix)}`` -> ``{option: Output}``.
 
     Raises ``ValueError`` naming the option (and nothing is left behind) if two options name the same file, a
     name lacks its ``suffix``, the path is a folder or a device or FIFO, its folder is missing, a file is there
-    and ``force`` is false, or no file can be created there (chapter 7). Each :class:`~evolving_ttt.records.Output`
-    holds a temporary file; write it and :meth:`~evolving_ttt.records.Output.commit` it, or
-    :meth:`~evolving_ttt.records.Output.discard` it.
+    and ``force`` is false, or no file can be created there (chapter 7); and, whatever ``force`` says, if an
+    output is one of the command's ``inputs`` (``{option: path}``), by name or by hard link. Each
+    :class:`~evolving_ttt.records.Output` holds a temporary file; write it and
+    :meth:`~evolving_ttt.records.Output.commit` it, or :meth:`~evolving_ttt.records.Output.discard` it.
     """
     seen: dict[Path, str] = {}
     for option, (path, suffix) in outputs.items():
-        path = Path(path)
         if not str(path) or str(path) == ".":
             raise ValueError(f"{option}: give a file name")
+        path = check_path(path, option)
         try:
             where = path.resolve()
             if where in seen:
@@ -89,12 +92,13 @@ def check_output_paths(outputs: dict[str, tuple[str | Path, str | None]], force:
                 raise ValueError(f"{option} {path} exists; give another name, or --force to replace it")
         except OSError as error:
             raise ValueError(f"{option} {path}: {error.strerror or error}") from None
+    check_apart({option: path for option, (path, _) in outputs.items()}, inputs or {})
     return prepare_outputs({option: (path, suffix) for option, (path, suffix) in outputs.items()}, force)
 
 
 def check_input_file(path: str | Path, option: str) -> Path:
     """``path`` if it is a regular file; ``ValueError`` naming ``option`` otherwise (never waits on a FIFO)."""
-    path = Path(path)
+    path = check_path(path, option)
     try:
         if not path.exists():
             raise ValueError(f"{option} {path}: no such file")
@@ -285,6 +289,10 @@ def system_command(system, args: argparse.Namespace, outputs: list[Output] | Non
         check_memory(needed, f"{system.command} with {system.describe(settings)}",
                      advice="Use fewer tasks, a smaller population or fewer workers.")  # fmt: skip
     wanted = {"--out": (args.out, None), **system.extra_outputs(args)}
+    for option in wanted:  # the names as typed: a system's extra_outputs may have made them Paths, dropping a '/'
+        typed = getattr(args, option[2:].replace("-", "_"), None) if " " not in option else None
+        if isinstance(typed, str):
+            check_path(typed, option)
     made = check_output_paths(wanted, args.force)
     outputs.extend(made.values())
     where = f"{workers} worker(s)"
@@ -320,7 +328,7 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
             print(status_line(store))
         return 0
     if args.action == "export":
-        (csv,) = check_output_paths({"--csv": (args.csv, ".csv")}, args.force).values()
+        (csv,) = check_output_paths({"--csv": (args.csv, ".csv")}, args.force, {"--db": args.db}).values()
         outputs.append(csv)
         table = sweep_table(check_input_file(args.db, "--db"))
         csv.write_text(table.to_csv(index=False))
@@ -348,7 +356,9 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
 
 def _arena_command(args: argparse.Namespace, outputs: list[Output]) -> int:
     """``arena``: the table, and with ``--json`` the whole report (chapter 24)."""
-    made = check_output_paths({"--json": (args.json, ".json")}, args.force) if args.json else {}
+    book_files = {f"the arena (book/data/{path.relative_to(DATA)})": path for path in sorted(DATA.rglob("*"))
+                  if path.is_file()}  # fmt: skip
+    made = check_output_paths({"--json": (args.json, ".json")}, args.force, book_files) if args.json else {}
     outputs.extend(made.values())
     report = arena_report()
     text = json.dumps(report, indent=1, allow_nan=False) + "\n"

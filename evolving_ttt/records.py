@@ -1,5 +1,5 @@
-"""Every file the project reads or writes: outputs made before a run and written whole, checked reading, the
-benchmarks' figures, and the cache that shares long runs (chapter 6).
+"""Every file the project reads or writes: outputs made before a run and written whole, checked reading, and the
+benchmarks' figures (chapter 6).
 
 :class:`Output` and :func:`prepare_outputs` make a command's outputs real before its run starts and put each in
 place whole at the end; :func:`save_npz`, :func:`write_atomic` and :func:`write_text_atomic` do the same for
@@ -13,8 +13,7 @@ expected format, and of a version this code reads. The system's loader then chec
 The scripts in ``bench/`` record their headline figures in ``bench/results/`` (:func:`save_benchmark`), and the
 chapters that quote a wall time read it from there (:func:`load_benchmark`) rather than typing it.
 
-Several chapters of one build need the same long run. :func:`cached_run` computes it once per build and shares
-it through the folder named by ``TTT_RUN_CACHE``; every system's ``run_*`` function goes through it.
+The cache that shares long runs within a build is :mod:`evolving_ttt.run_cache`.
 """
 
 from __future__ import annotations
@@ -24,19 +23,14 @@ import hashlib
 import json
 import math
 import os
-import secrets
-import tempfile
 import tokenize
-import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import BinaryIO
 
 import numpy as np
-
-Run = TypeVar("Run")
 
 DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 """The folder of the book's saved players and results (every system chapter writes its players there)."""
@@ -50,8 +44,6 @@ BENCH_RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 BENCHMARK_FORMAT = "ttt-benchmark"
 """The ``format`` field of a benchmark's figures file."""
 
-RUN_CACHE_VARIABLE = "TTT_RUN_CACHE"
-"""The environment variable naming the folder where the chapters of one build share long runs (chapter 6)."""
 
 
 # --- Writing: outputs made before a run, written whole or not at all ---------------------------------------------
@@ -68,7 +60,7 @@ class Output:
     """
 
     def __init__(self, path: str | Path, what: str = "output", suffix: str | None = None, force: bool = False):
-        self.path = Path(path)
+        self.path = check_path(path, what)
         self.what = what
         if suffix is not None and self.path.suffix != suffix:
             raise ValueError(f"{what} {self.path} must be named with the suffix {suffix} (for example run{suffix})")
@@ -79,7 +71,7 @@ class Output:
             raise ValueError(f"{what} {self.path} is a folder; give a file name")
         if self.path.exists() and not force:
             raise ValueError(f"{what} {self.path} exists; choose another name, or force to replace it (--force)")
-        self.temporary = folder / f".{self.path.name}.partial-{os.getpid()}"
+        self.temporary = temporary_name(self.path, str(os.getpid()))
         try:
             with open(self.temporary, "xb"):
                 pass
@@ -153,10 +145,56 @@ def write_text_atomic(path: str | Path, text: str, what: str = "file") -> Path:
 
 
 def check_path(path: object, name: str = "path") -> Path:
-    """``path`` as a :class:`~pathlib.Path`, or ``ValueError`` naming ``name`` if it is not a file name."""
+    """``path`` as a :class:`~pathlib.Path`, or ``ValueError`` naming ``name`` if it is not a file name.
+
+    A name that ends in a path separator names a folder; it is refused rather than read as the file without the
+    separator (``Path("out.npz/")`` is ``out.npz``).
+    """
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ValueError(f"{name} must be a file name (a str or a pathlib.Path); got {path!r:.60}")
-    return Path(path)
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        raise ValueError(f"{name} must be a file name (a str or a pathlib.Path); got {path!r:.60}")
+    if text.endswith(("/", os.sep)):
+        raise ValueError(f"{name} {text} ends in '/', so it names a folder; give a file name")
+    return Path(text)
+
+
+def same_file(first: str | Path, second: str | Path) -> bool:
+    """Whether two names reach one file: the same resolved path, or (both existing) the same file by device and
+    inode, as hard links are."""
+    first, second = Path(first), Path(second)
+    if first.resolve() == second.resolve():
+        return True
+    try:
+        return first.exists() and second.exists() and os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def check_apart(outputs: dict[str, str | Path], inputs: dict[str, str | Path]) -> None:
+    """Raise ``ValueError`` if an output reaches the same file as an input (``{option: path}`` each), whatever
+    ``--force`` says: an output never replaces what the command reads."""
+    for option, path in outputs.items():
+        for source, read in inputs.items():
+            if same_file(path, read):
+                raise ValueError(f"{option} {path} is the file {source} reads ({read}); an output may not replace an "
+                                 "input, even with --force; give another name")  # fmt: skip
+
+
+TEMPORARY_NAME_BYTES = 120
+"""The longest part of a target's name kept in its temporary file's name (a folder allows names of 255 bytes)."""
+
+
+def temporary_name(path: Path, tag: str) -> Path:
+    """The temporary file beside ``path`` that a writer fills first: ``.NAME.partial-TAG``, with a long ``NAME``
+    cut to :data:`TEMPORARY_NAME_BYTES` bytes and a hash of the whole, so that it fits wherever ``path`` fits."""
+    name = path.name
+    encoded = name.encode("utf-8", "surrogateescape")
+    if len(encoded) > TEMPORARY_NAME_BYTES:
+        head = encoded[:TEMPORARY_NAME_BYTES].decode("utf-8", "ignore")
+        name = f"{head}-{hashlib.sha256(encoded).hexdigest()[:16]}"
+    return path.with_name(f".{name}.partial-{tag}")
 
 
 def check_provenance(provenance: dict, own_fields: Sequence[str], what: str) -> None:
@@ -500,193 +538,3 @@ def load_benchmark(name: str, folder: str | Path = BENCH_RESULTS) -> dict[str, f
     path = Path(folder) / f"{name}.json"
     record = read_record(path, BENCHMARK_FORMAT, "a benchmark's figures")
     return _check_figures(record.get("figures"), str(path))
-
-
-RUN_CACHE_KEY_FORMAT = "ttt-run-cache-key"
-"""The ``format`` field of the key file written beside every run-cache entry (:func:`cached_run`)."""
-
-RUN_CACHE_LOCK = ".run-cache.lock"
-"""The file in the cache folder that readers share and a writer holds alone while it puts an entry in place."""
-
-
-class RunCacheWarning(UserWarning):
-    """A run-cache entry that could not be used (damaged, of another key) or stored; the run is computed anyway."""
-
-
-def cached_run(
-    name: str,
-    key: dict,
-    suffix: str,
-    compute: Callable[[], Run],
-    save: Callable[[Run, Path], None],
-    load: Callable[[Path], Run],
-) -> Run:
-    """``compute()``, shared within a build through the folder named by ``TTT_RUN_CACHE`` (chapter 6).
-
-    Without the variable (a reader running a chapter) the run is always computed. With it, the run is saved
-    as ``{name}-{hash of key}{suffix}`` and a later call with the same ``key`` reads it back instead. ``make
-    test`` points the variable at a folder it empties first, so that it computes every run once; ``make book``
-    keeps the folder until the code changes.
-
-    Each entry has a key file beside it, ``{name}-{hash of key}{suffix}.key``, holding the key itself (the
-    settings and the seed) and the SHA-256 of the entry. An entry is used only if its key file names the same key
-    and its bytes have that checksum and ``load`` reads it (a ``ValueError`` from ``load`` counts as damage);
-    otherwise a :class:`RunCacheWarning` names the file and the run is computed again and replaces it. The folder
-    is checked (made if missing) before the run is computed: a ``ValueError`` says when it is a file or cannot be
-    written. Each writer saves under its own temporary name (process id and a random part) and renames the entry
-    and then its key file into place while it holds the folder's lock (readers share the lock), so concurrent
-    writers of one key never collide and a reader never sees half of an entry: the first complete entry stays. A
-    run computed but not stored (a full disk) is returned all the same, with a warning.
-    """
-    if not isinstance(name, str) or not name or name.startswith(".") or any(c in name for c in "/\\\0"):
-        raise ValueError(f"name must be a plain file name such as 'run'; got {name!r}")
-    if not isinstance(suffix, str) or (suffix and (suffix[0] != "." or any(c in suffix for c in "/\\\0"))):
-        raise ValueError(f"suffix must be '' or a file suffix such as '.npz'; got {suffix!r}")
-    for what, function in (("compute", compute), ("save", save), ("load", load)):
-        if not callable(function):
-            raise ValueError(f"{what} must be a function; got {function!r}")
-    setting = os.environ.get(RUN_CACHE_VARIABLE)
-    if not setting:
-        return compute()
-    if not isinstance(key, dict):
-        raise ValueError(f"key must be a dict (the run's settings and seed); got {key!r}")
-    try:
-        key_text = json.dumps(key, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"key must be a JSON object of finite numbers, text, lists and objects; {error}") from None
-    folder = _run_cache_folder(setting)
-    digest = hashlib.sha256(key_text.encode()).hexdigest()[:20]
-    entry = folder / f"{name}-{digest}{suffix}"
-    if entry.is_dir():
-        raise ValueError(f"{RUN_CACHE_VARIABLE}: {entry} is a folder where the run's cache entry goes; remove it")
-    with _run_cache_lock(folder, exclusive=False):
-        problem, checksum = _check_cache_entry(entry, key_text)
-        if problem is None:
-            try:
-                return load(entry)
-            except (ValueError, OSError) as error:  # whole as written, but not a run its loader accepts
-                problem = f"could not be read ({error})"
-    if problem:
-        warnings.warn(f"run cache: {entry} {problem}; computing the run again", RunCacheWarning, stacklevel=2)
-    run = compute()
-    _store_cache_entry(run, entry, name, key_text, save, digest, suffix, refused=checksum)
-    return run
-
-
-def _run_cache_folder(setting: str) -> Path:
-    """The cache folder named by the variable, made if missing; ``ValueError`` if it cannot hold entries."""
-    folder = Path(setting).expanduser()
-    where = f"{RUN_CACHE_VARIABLE}={setting}"
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{where}: is a file, not a folder; name a folder for the run cache (it is made if missing)")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        reason = error.strerror or error
-        raise ValueError(f"{where}: the run-cache folder cannot be made or written ({reason})") from None
-    return folder
-
-
-@contextlib.contextmanager
-def _run_cache_lock(folder: Path, exclusive: bool):
-    """The folder's lock, shared (readers) or exclusive (a writer putting an entry in place), where the system has
-    ``fcntl``; elsewhere nothing (the entry and its key file are checked against each other all the same)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    try:
-        handle = open(folder / RUN_CACHE_LOCK, "a+b")
-    except OSError as error:
-        raise ValueError(f"{RUN_CACHE_VARIABLE}: {folder / RUN_CACHE_LOCK} cannot be opened ({error})") from None
-    with handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            locked = True
-        except OSError:  # pragma: no cover - a file system without locks (some network ones)
-            locked = False
-        try:
-            yield
-        finally:
-            if locked:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _check_cache_entry(entry: Path, key_text: str) -> tuple[str | None, str | None]:
-    """``(None, checksum)`` if ``entry`` and its key file hold the run of ``key_text`` whole; ``("", None)`` if
-    there is no entry; else ``(what is wrong with it, None)``."""
-    if not entry.exists():
-        return "", None
-    if not entry.is_file():
-        return "is not a file", None
-    key_file = entry.with_name(entry.name + ".key")
-    if not key_file.exists():
-        return f"has no key file {key_file.name} (damaged, or written by an older version)", None
-    try:
-        record = read_json(key_file)
-    except ValueError as error:
-        return f"has a damaged key file ({error})", None
-    if not isinstance(record, dict) or record.get("format") != RUN_CACHE_KEY_FORMAT or record.get("version") != 1:
-        return f"has a key file {key_file.name} that is not a run-cache key ({RUN_CACHE_KEY_FORMAT}, version 1)", None
-    stored = record.get("key")
-    if json.dumps(stored, sort_keys=True) != key_text:
-        asked = json.loads(key_text)
-        differ = sorted(k for k in set(asked) | set(stored) if asked.get(k) != stored.get(k)) if isinstance(
-            stored, dict) else ["key"]  # fmt: skip
-        return f"holds the run of another key (its {', '.join(map(str, differ))} differ from the run asked for)", None
-    checksum = record.get("sha256")
-    if not isinstance(checksum, str) or len(checksum) != 64:
-        return f"has a key file {key_file.name} without a SHA-256 checksum", None
-    try:
-        if _file_sha256(entry) != checksum:
-            return f"does not match the checksum in {key_file.name} (damaged, or replaced by another file)", None
-    except OSError as error:
-        return f"could not be read ({error.strerror or error})", None
-    return None, checksum
-
-
-def _store_cache_entry(run: Run, entry: Path, name: str, key_text: str, save: Callable[[Run, Path], None],
-                       digest: str, suffix: str, refused: str | None = None) -> None:  # fmt: skip
-    """Save ``run`` and its key file under names of this writer's own, then put both in place under the lock,
-    unless a whole entry of the key (another writer's, but not the one with checksum ``refused`` that the loader
-    refused) is already there; a failure to store is a warning (the run is not lost)."""
-    token = f"{os.getpid()}-{secrets.token_hex(4)}"
-    partial = entry.with_name(f".{name}-{digest}.partial-{token}{suffix}")
-    key_partial = entry.with_name(f".{name}-{digest}.key.partial-{token}")
-    try:
-        save(run, partial)
-        if not partial.is_file():
-            raise ValueError(f"the saver wrote nothing at {partial.name}")
-        record = {
-            "format": RUN_CACHE_KEY_FORMAT, "version": 1, "entry": entry.name, "key": json.loads(key_text),
-            "sha256": _file_sha256(partial), "bytes": partial.stat().st_size,
-        }  # fmt: skip
-        with open(key_partial, "wb") as handle:
-            handle.write((json.dumps(record, indent=1, sort_keys=True) + "\n").encode())
-            handle.flush()
-            os.fsync(handle.fileno())
-        with _run_cache_lock(entry.parent, exclusive=True):
-            problem, checksum = _check_cache_entry(entry, key_text)
-            if problem is not None or checksum == refused:  # none yet, or damaged: this one goes in
-                os.replace(partial, entry)
-                os.replace(key_partial, entry.with_name(entry.name + ".key"))
-    except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        warnings.warn(f"run cache: the run could not be stored as {entry} ({reason}); it is returned, not shared",
-                      RunCacheWarning, stacklevel=3)  # fmt: skip
-    finally:
-        for leftover in (partial, key_partial):
-            with contextlib.suppress(OSError):
-                leftover.unlink()

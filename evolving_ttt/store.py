@@ -16,6 +16,8 @@ import stat
 import time
 from pathlib import Path
 
+from evolving_ttt.records import check_path
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sweep (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -66,7 +68,7 @@ class SweepStore:
     """
 
     def __init__(self, path: str | Path, definition: dict | None = None) -> None:
-        self.path = Path(path)
+        self.path = check_path(path, "--db")
         try:
             kind = self.path.stat().st_mode if self.path.exists() else None
         except OSError as error:

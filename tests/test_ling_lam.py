@@ -10,7 +10,7 @@ from evolving_ttt.game import EMPTY, WIN_LINES, O, X, board_from_string, board_i
 from evolving_ttt.game import player_to_move as to_move
 from evolving_ttt.ling_lam import engine, experiment, fused, ga, heuristic, network
 from evolving_ttt.outcomes import policy_table
-from evolving_ttt.records import RUN_CACHE_VARIABLE
+from evolving_ttt.run_cache import RUN_CACHE_VARIABLE
 
 # --------------------------------------------------------------------------------------------- the heuristic
 

@@ -1,4 +1,4 @@
-"""The run cache (evolving_ttt.records.cached_run): every entry is checked against its key and its checksum, a
+"""The run cache (evolving_ttt.run_cache.cached_run): every entry is checked against its key and its checksum, a
 damaged or mismatched entry is reported and computed again, a bad folder fails before the run, writers of one key
 never collide."""
 
@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolving_ttt.records import RUN_CACHE_VARIABLE, RunCacheWarning, cached_run, read_npz, save_npz
+from evolving_ttt.records import read_npz, save_npz
+from evolving_ttt.run_cache import RUN_CACHE_VARIABLE, RunCacheWarning, cached_run
 
 
 def run_of(seed: int) -> dict[str, np.ndarray]:

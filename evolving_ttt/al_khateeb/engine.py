@@ -64,7 +64,6 @@ from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tab
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import (
     Fields,
-    cached_run,
     check_path,
     check_provenance,
     json_text,
@@ -73,6 +72,7 @@ from evolving_ttt.records import (
     save_npz,
     write_checked,
 )
+from evolving_ttt.run_cache import cached_run
 
 
 @cache

@@ -59,9 +59,8 @@ from evolving_ttt.ling_lam.network import (
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import (  # the build's run cache, shared by all systems; the careful file layer
+from evolving_ttt.records import (  # the careful file layer
     Fields,
-    cached_run,
     check_path,
     check_provenance,
     json_text,
@@ -70,6 +69,7 @@ from evolving_ttt.records import (  # the build's run cache, shared by all syste
     save_npz,
     write_checked,
 )
+from evolving_ttt.run_cache import cached_run  # the build's run cache, shared by all systems
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
 """The fitness the paper reports after 50,000 iterations, one run each."""

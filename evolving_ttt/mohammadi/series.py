@@ -39,7 +39,8 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
-from evolving_ttt.records import Fields, cached_run, check_path, read_record, write_checked
+from evolving_ttt.records import Fields, check_path, read_record, write_checked
+from evolving_ttt.run_cache import cached_run
 
 GENERATION_STATISTICS = (
     "mean_fitness", "best_fitness", "mean_wins", "std_wins", "mean_playats", "root_playat", "single_root_playat",

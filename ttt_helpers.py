@@ -31,7 +31,7 @@ from evolving_ttt.fogel.network import (
     random_population, random_network, population_preactivations, population_outputs, population_moves,
 )
 from evolving_ttt.game import (
-    check_count,
+    check_count, check_number, LARGEST_SETTING,
 )
 
 # Chapter 3: the near-perfect opponent (book/03_the_opponent.ipynb)
@@ -212,7 +212,8 @@ from evolving_ttt.store import (
     SweepStore, describe_definition,
 )
 from evolving_ttt.sweeps import (
-    settings_keys, with_setting, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks, sweep, sweep_player,
+    settings_keys, with_setting, with_settings, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
+    sweep, sweep_player,
 )
 from evolving_ttt.tables import (
     YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary,
@@ -283,7 +284,8 @@ from evolving_ttt.mohammadi.system import (
 
 # Chapter 25: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
 from evolving_ttt.systems import (
-    System, REQUIRED_NAMES, BUILT_IN, check_system, register_system, unregister_system, registered_systems,
+    System, REQUIRED_NAMES, BUILT_IN, check_system, check_settings, register_system, unregister_system,
+    registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
 )
 from evolving_ttt.parallel import (

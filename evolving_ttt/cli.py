@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sqlite3
 import stat
@@ -42,7 +43,7 @@ from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
 from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
-from evolving_ttt.systems import get_system, registered_systems, run_system
+from evolving_ttt.systems import check_settings, get_system, registered_systems, run_system
 
 INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
 """The exit statuses of a command stopped by Ctrl-C (SIGINT) and by SIGTERM (128 + the signal's number)."""
@@ -273,12 +274,37 @@ def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
     return 0
 
 
+COMMON_OPTIONS = ("seed", "out", "workers", "scheduler", "quiet", "force", "command", "system")
+"""The options every system command has (:func:`build_parser`); the rest are the system's own."""
+
+
+def settings_of_command(system, args: argparse.Namespace):
+    """The settings a system's command asks for, checked by :func:`~evolving_ttt.systems.check_settings` before
+    any file is made; a refusal names the option as typed (``--seeds-kept 0: seeds_kept must be ...``)."""
+    try:
+        return check_settings(system, system.settings_from_arguments(args))
+    except (ValueError, TypeError, OverflowError) as error:
+        message = " ".join(str(error).split())
+        if not message.startswith("--"):
+            found = []
+            for name, value in vars(args).items():
+                hit = None if name in COMMON_OPTIONS else re.search(rf"(?<![\w.-]){re.escape(name)}\b", message)
+                if hit is not None:
+                    found.append((hit.start(), -len(name), name, value))
+            if found:
+                _, _, name, value = min(found)
+                shown = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value) if isinstance(
+                    value, (tuple, list)) else value  # fmt: skip
+                message = f"--{name.replace('_', '-')} {shown}: {message}"
+        raise ValueError(message) from None
+
+
 def system_command(system, args: argparse.Namespace, outputs: list[Output] | None = None) -> int:
     """Run a system's command: check everything and make its outputs, run every task, then put the record and
     the system's files in place (chapter 7). ``outputs`` collects the outputs made, for :func:`main` to discard
     on an error or an interruption."""
     outputs = [] if outputs is None else outputs
-    settings = system.settings_from_arguments(args)
+    settings = settings_of_command(system, args)
     workers = args.workers if args.workers is not None else default_workers()
     check_count(workers, "--workers")
     scheduler = check_scheduler(args.scheduler)
@@ -301,9 +327,16 @@ def system_command(system, args: argparse.Namespace, outputs: list[Output] | Non
         where = f"a local Dask cluster of {where}" if local else f"the Dask scheduler {scheduler}"
     print(f"{system.command}: {system.describe(settings)}, seed {args.seed}, {where}", file=sys.stderr)
     record = run_system(system, settings, args.seed, workers, scheduler, progress=not args.quiet)
-    _fill(made["--out"], lambda path: system.save_record(record, path))
     temporaries = {option: output.temporary for option, output in made.items() if option != "--out"}
-    written = system.write_outputs(record, args, temporaries)
+    try:
+        _fill(made["--out"], lambda path: system.save_record(record, path))
+        written = system.write_outputs(record, args, temporaries)
+    except ValueError as error:  # a saver names the temporary file it was given: name the output instead
+        message = str(error)
+        for option, output in made.items():
+            message = message.replace(str(output.temporary), f"{option} {output.path}")
+            message = message.replace(output.temporary.name, f"{option} {output.path}")
+        raise ValueError(f"the run finished but its files could not be written, and nothing was: {message}") from None
     if set(written) != set(temporaries):
         raise ValueError(f"{system.name}: write_outputs wrote {sorted(written)}; the outputs are {sorted(temporaries)}")
     for option, path in temporaries.items():

@@ -361,6 +361,24 @@ def check_probability(value: float, name: str) -> float:
     return float(value)
 
 
+LARGEST_SETTING = 1e6
+"""The largest size a real-valued setting may have (a payoff, a spread, a bonus, a shape): each system adds or
+multiplies such values over many games, generations or tree nodes, and beyond a million a run can overflow or lose
+every smaller term long before its end; no reading of any paper needs more."""
+
+
+def check_number(value: float, name: str, minimum: float = 0.0, maximum: float = LARGEST_SETTING) -> float:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite number in [``minimum``, ``maximum``]
+    (by default from 0 to :data:`LARGEST_SETTING`); the number as a ``float``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not minimum <= value <= maximum
+    ):
+        raise ValueError(f"{name} must be a number from {minimum:g} to {maximum:g}; got {value!r}")
+    return float(value)
+
+
 Player = Callable[[np.ndarray], int]
 """A player of X: a function from a board to the square it plays (chapter 3)."""
 

@@ -21,6 +21,7 @@ import dataclasses
 import itertools
 import math
 import os
+import re
 import socket
 import tempfile
 import time
@@ -102,20 +103,35 @@ def _kind_name(kind: Any) -> str:
 
 def with_setting(settings: Any, key: str, value: Any) -> Any:
     """``settings`` with the setting at dotted path ``key`` replaced by ``value``; the settings check it."""
-    head, _, rest = key.partition(".")
-    if rest:
-        return dataclasses.replace(settings, **{head: with_setting(getattr(settings, head), rest, value)})
-    return dataclasses.replace(settings, **{head: value})
+    return with_settings(settings, {key: value})
+
+
+def with_settings(settings: Any, changes: dict[str, Any]) -> Any:
+    """``settings`` with every setting of ``changes`` (``{dotted path: value}``) replaced at once, so that the
+    settings check the whole result (population 50 with 25 parents), never a mixture of old and new values."""
+    nested: dict[str, dict[str, Any]] = {}
+    direct: dict[str, Any] = {}
+    for key, value in changes.items():
+        head, _, rest = key.partition(".")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[head] = value
+    for head, inner in nested.items():
+        direct[head] = with_settings(getattr(settings, head), inner)
+    return dataclasses.replace(settings, **direct)
 
 
 def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """``--set KEY=V1,V2,...`` texts as ``[(key, [value texts])]``, each value checked by the settings (chapter 20).
+    """``--set KEY=V1,V2,...`` texts as ``[(key, [value texts])]``, every cell of their product checked whole by
+    the system's settings (chapter 20).
 
     Raises
     ------
     ValueError
         One line naming the key and the value and saying what is allowed: an unknown key (with the known ones),
-        a value of the wrong type, or a value the system's settings refuse.
+        a value of the wrong type, a value given twice, or a cell the system's settings refuse (the value that is
+        refused alone, or the cell's values together).
     """
     keys = settings_keys(system.PAPER_SETTINGS)
     grid: list[tuple[str, list[str]]] = []
@@ -131,28 +147,59 @@ def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[
         texts = [text.strip() for text in values.split(",")]
         if not values.strip() or any(not text for text in texts):
             raise ValueError(f"--set {key}={values}: give one or more values separated by commas")
+        parsed: dict[Any, str] = {}
         for text in texts:
             try:
-                with_setting(system.PAPER_SETTINGS, key, _parse_one(text, keys[key]))
+                value = _parse_one(text, keys[key])
             except (ValueError, TypeError) as error:
                 raise ValueError(f"--set {key}={text}: {error} (the setting is {_kind_name(keys[key])})") from None
+            if value in parsed:
+                raise ValueError(f"--set {key}={values}: {parsed[value]} and {text} are the same value, so the grid "
+                                 "would run the same cell twice; give each value once")  # fmt: skip
+            parsed[value] = text
         grid.append((key, texts))
+    if math.prod(len(texts) for _, texts in grid) <= MAX_SWEEP_TASKS:  # a larger grid is refused by its size
+        grid_cells(system, grid)
     return grid
 
 
 def grid_cells(system: Any, grid: Sequence[tuple[str, Sequence[str]]]) -> list[Any]:
-    """The settings of every cell of ``grid``: the product of its value lists, in order, the first key slowest."""
+    """The settings of every cell of ``grid``: the product of its value lists, in order, the first key slowest.
+
+    Each cell is built whole from the paper's settings and checked by the system's settings; a cell they refuse
+    is one ``ValueError`` naming the cell's values (``--set KEY=VALUE: ...`` for a grid of one setting).
+    """
     keys = settings_keys(system.PAPER_SETTINGS)
     cells = []
     for texts in itertools.product(*(values for _, values in grid)):
-        settings = system.PAPER_SETTINGS
+        changes = {}
         for (key, _), text in zip(grid, texts, strict=True):
             try:
-                settings = with_setting(settings, key, _parse_one(text, keys[key]))
+                changes[key] = _parse_one(text, keys[key])
             except (KeyError, TypeError, ValueError) as error:  # a grid read from a database is checked here
                 raise ValueError(f"the grid's {key}={text} is not a setting of {system.name}: {error}") from None
-        cells.append(settings)
+        try:
+            cells.append(with_settings(system.PAPER_SETTINGS, changes))
+        except (TypeError, ValueError, OverflowError) as error:
+            raise _cell_refused(system, grid, texts, error) from None
     return cells
+
+
+def _cell_refused(system: Any, grid, texts, error: Exception) -> ValueError:
+    """The error of a refused cell: its one value (and the setting's kind), or all of its values together."""
+    if len(grid) == 1:
+        key = grid[0][0]
+        return ValueError(f"--set {key}={texts[0]}: {error} (the setting is "
+                          f"{_kind_name(settings_keys(system.PAPER_SETTINGS)[key])})")  # fmt: skip
+    values = [(key, text) for (key, _), text in zip(grid, texts, strict=True)]
+    named = [(hit.start(), k) for k, (key, _) in enumerate(values)
+             if (hit := re.search(rf"\b{re.escape(key.rpartition('.')[2])}\b", str(error)))]  # fmt: skip
+    if named:  # the setting the message names first
+        key, text = values[min(named)[1]]
+        others = ", ".join(f"{other}={value}" for other, value in values if other != key)
+        return ValueError(f"--set {key}={text} (in the cell with {others}): {error}")
+    together = ", ".join(f"{key}={text}" for key, text in values)
+    return ValueError(f"--set: the cell {together} is refused: {error}")
 
 
 def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], seeds: int) -> dict:

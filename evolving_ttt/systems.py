@@ -18,6 +18,7 @@ player as an :class:`~evolving_ttt.players.ArenaPlayer`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -253,6 +254,27 @@ def _check_seed(seed: object) -> int:
     return int(seed)
 
 
+def check_settings(system: Any, settings: Any) -> Any:
+    """The one check of a system's settings before any work starts (issue 37): ``settings`` must be the system's
+    ``Settings``, and are built again so that the system's own checks run on the values they hold now.
+
+    The command line, every cell of a sweep and :func:`run_tasks` go through the system's ``Settings``, so a value
+    is refused the same way wherever it comes from.
+
+    Raises
+    ------
+    ValueError
+        Naming the system and what was given, or the setting the system's checks refuse.
+    """
+    if not isinstance(settings, system.Settings) or not dataclasses.is_dataclass(settings):
+        raise ValueError(f"settings must be a {system.Settings.__name__} for {system.name} (the paper's are its "
+                         f"PAPER_SETTINGS); got {type(settings).__name__} {settings!r:.60}")  # fmt: skip
+    try:
+        return dataclasses.replace(settings)
+    except (TypeError, OverflowError) as error:
+        raise ValueError(f"{system.name} settings refused: {error}") from None
+
+
 def _run_share(run: Callable, settings: Any, seed: int, tasks: list[int], progress: bool | str) -> list:
     return list(run(settings, seed, tasks, progress))
 
@@ -273,8 +295,7 @@ def run_tasks(
     executor.
     """
     check_system(system)
-    if not isinstance(settings, system.Settings):
-        raise ValueError(f"settings must be a {system.Settings.__name__} for {system.name}; got {settings!r}")
+    settings = check_settings(system, settings)
     seed = _check_seed(seed)
     count = system.task_count(settings)
     chosen = list(range(count)) if tasks is None else [int(t) for t in tasks]
@@ -288,15 +309,15 @@ def run_tasks(
 
 def run_system(
     system: Any,
-    settings: Any = None,
+    settings: Any,
     seed: int = 1,
     workers: int | None = 1,
     scheduler: object = None,
     progress: bool | str = False,
 ) -> Any:
-    """Every task of ``system`` (default settings: the paper's), merged into the system's record (chapter 25)."""
+    """Every task of ``system`` with ``settings`` (``system.PAPER_SETTINGS`` for the paper's full experiment, which
+    may take hours: it is never a default), merged into the system's record (chapter 25)."""
     system = get_system(system) if isinstance(system, str) else check_system(system)
-    settings = system.PAPER_SETTINGS if settings is None else settings
     results = run_tasks(system, settings, seed, None, workers, scheduler, progress)
     return system.merge(settings, _check_seed(seed), results)
 

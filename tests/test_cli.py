@@ -73,7 +73,9 @@ BAD_EVOLVE_ARGUMENTS = [
     (["--trials", "two"], r"argument --trials: expected a whole number >= 0; got 'two'"),
     (["--payoff", "1,2"], r"argument --payoff: expected three numbers win,loss,draw such as 1,-10,0; got '1,2'"),
     (["--payoff", "a,b,c"], r"argument --payoff: expected three numbers"),
-    (["--payoff", "1,nan,0"], r"argument --payoff: expected three numbers"),
+    (["--payoff", "1,nan,0"], r"argument --payoff: payoff must be three finite numbers"),
+    (["--payoff", "1e308,-1e308,0"], r"argument --payoff: payoff must be three numbers from -1e\+06 to 1e\+06"),
+    (["--payoff", "1,1,1"], r"argument --payoff: payoff must tell results apart"),
     (["--rule-d", "foo"], r"argument --rule-d: invalid choice: 'foo'"),
     (["--first-reply", "bar"], r"argument --first-reply: invalid choice: 'bar'"),
     (["--spread-is", "sd"], r"argument --spread-is: invalid choice: 'sd'"),
@@ -86,8 +88,8 @@ BAD_EVOLVE_ARGUMENTS = [
     (["--trials", "1" * 5000], r"argument --trials: expected a whole number >= 0; got '1111.*\(5000 characters\)"),
     (["--seed", str(2**63)], r"argument --seed: expected a whole number up to 2\*\*63 - 1"),
     (["--generations", str(10**12)], r"evolve with 1 trials x 1000000000000 generations, .* needs about .* GiB"),
-    (["--generations", "0"], r"generations must be a whole number >= 1; got 0"),
-    (["--trials", "0"], r"trials must be a whole number >= 1; got 0"),
+    (["--generations", "0"], r"error: --generations 0: generations must be a whole number >= 1; got 0"),
+    (["--trials", "0"], r"error: --trials 0: trials must be a whole number >= 1; got 0"),
     (["--workers", "0"], r"--workers must be a whole number >= 1; got 0"),
 ]
 

@@ -478,7 +478,8 @@ def test_a_value_error_from_a_saver_at_the_end_is_a_usage_error_and_leaves_the_o
 
     monkeypatch.setattr(fogel, "save_record", broken)
     out = old_file(tmp_path / "run.npz")
-    refused([*TINY_ARGV["evolve"], "--out", str(out), "--force"], capsys, r"error: the disk said no$")
+    refused([*TINY_ARGV["evolve"], "--out", str(out), "--force"], capsys,
+            r"error: the run finished but its files could not be written, and nothing was: the disk said no$")
     assert untouched(out) and files(tmp_path) == ["run.npz"]
 
 

@@ -49,7 +49,9 @@ def test_the_new_settings_default_to_the_books_reading_and_files_without_them_st
     ({"bonus_role": None}, "bonus_role must be one of"),
     ({"crossover_root": 1}, "crossover_root must be True or False"),
     ({"crossover_root": "yes"}, "crossover_root must be True or False"),
-    ({"playat_bonus": -1.0}, "playat_bonus must be a number >= 0"),
+    ({"playat_bonus": -1.0}, "playat_bonus must be a number from 0 to 1e\\+06"),
+    ({"move_bonus": 1e308}, "move_bonus must be a number from 0 to 1e\\+06; got 1e\\+308"),
+    ({"seeds_kept": 0}, "seeds_kept must be a whole number >= 1; got 0"),
 ])  # fmt: skip
 def test_bad_readings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):

@@ -252,11 +252,12 @@ def test_structure_decisions_by_hand():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"weight_spread": -0.01}, r"weight_spread must be a finite number >= 0; got -0.01"),
-        ({"weight_spread": float("nan")}, r"weight_spread must be a finite number"),
-        ({"weight_spread": float("inf")}, r"weight_spread must be a finite number"),
-        ({"weight_spread": "0.05"}, r"weight_spread must be a finite number"),
-        ({"weight_spread": True}, r"weight_spread must be a finite number >= 0; got True"),
+        ({"weight_spread": -0.01}, r"weight_spread must be a number from 0 to 1e\+06; got -0.01"),
+        ({"weight_spread": float("nan")}, r"weight_spread must be a number from 0 to 1e\+06; got nan"),
+        ({"weight_spread": float("inf")}, r"weight_spread must be a number from 0 to 1e\+06; got inf"),
+        ({"weight_spread": 1e308}, r"weight_spread must be a number from 0 to 1e\+06; got 1e\+308"),
+        ({"weight_spread": "0.05"}, r"weight_spread must be a number from 0 to 1e\+06; got '0.05'"),
+        ({"weight_spread": True}, r"weight_spread must be a number from 0 to 1e\+06; got True"),
         ({"spread_is": "sd"}, r"spread_is must be 'std' or 'variance'; got 'sd'"),
         ({"structure_change_probability": 1.5}, r"structure_change_probability must be a probability in \[0, 1\]"),
         ({"structure_change_probability": -1}, r"structure_change_probability must be a probability"),

@@ -15,7 +15,7 @@ import numpy as np
 
 from evolving_ttt.fogel.network import MAX_HIDDEN, MIN_HIDDEN, Network, Population, hidden_slot_mask
 from evolving_ttt.fogel.opponent import uniform_index
-from evolving_ttt.game import check_probability
+from evolving_ttt.game import check_number, check_probability
 
 N_WEIGHTS_PADDED = MAX_HIDDEN * 9 + MAX_HIDDEN + 9 * MAX_HIDDEN + 9
 """Number of weights and biases of a padded network: 199 (chapter 4)."""
@@ -42,12 +42,7 @@ class MutationSettings:
     structure_change_probability: float = 0.5
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.weight_spread, bool)
-            or not isinstance(self.weight_spread, (int, float, np.integer, np.floating))
-            or not (0 <= self.weight_spread < math.inf)
-        ):
-            raise ValueError(f"weight_spread must be a finite number >= 0; got {self.weight_spread!r}")
+        check_number(self.weight_spread, "weight_spread")
         if self.spread_is not in ("std", "variance"):
             raise ValueError(f"spread_is must be 'std' or 'variance'; got {self.spread_is!r}")
         check_probability(self.structure_change_probability, "structure_change_probability")

@@ -134,11 +134,15 @@ def book_players() -> tuple[ArenaPlayer, ...]:
 
 def _payoff_argument(text: str) -> tuple[float, float, float]:
     try:
-        return check_payoff([float(part) for part in text.split(",")])
+        values = [float(part) for part in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected three numbers win,loss,draw such as 1,-10,0; got {text!r}"
-        ) from None
+        values = []
+    if len(values) != 3:
+        raise argparse.ArgumentTypeError(f"expected three numbers win,loss,draw such as 1,-10,0; got {text[:60]!r}")
+    try:
+        return check_payoff(values)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error} (from {text[:60]!r})") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

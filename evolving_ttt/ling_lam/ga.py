@@ -17,14 +17,13 @@ loop over iterations) and the lockstep engine (many runs at once) share them:
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from evolving_ttt.game import check_count, check_instance, check_probability
+from evolving_ttt.game import check_count, check_instance, check_number, check_probability
 from evolving_ttt.numerics import power, scalar_power
 
 LOWER, UPPER = -1.0, 1.0
@@ -100,9 +99,7 @@ class TraditionalGASettings:
         check_count(self.iterations, "iterations")
         check_probability(self.crossover, "crossover (p_c)")
         check_probability(self.mutation, "mutation (p_m)")
-        if (isinstance(self.shape, bool) or not isinstance(self.shape, (int, float, np.integer, np.floating))
-                or not math.isfinite(self.shape) or self.shape < 0):
-            raise ValueError(f"shape must be a finite number >= 0; got {self.shape!r}")
+        check_number(self.shape, "shape")
         if self.form not in TRADITIONAL_FORMS:
             raise ValueError(f"form must be one of {TRADITIONAL_FORMS}; got {self.form!r}")
 

@@ -34,6 +34,7 @@ from evolving_ttt.game import (
     board_tables,
     check_count,
     check_instance,
+    check_number,
     check_probability,
 )
 from evolving_ttt.mohammadi.programs import (
@@ -173,15 +174,13 @@ class MohammadiConfig:
             raise ValueError(f"depth_limit ({self.depth_limit}) must be at least initial_depth ({self.initial_depth})")
         check_count(self.mutation_depth, "mutation_depth", minimum=0)
         for name in ("playat_bonus", "move_bonus"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
-                raise ValueError(f"{name} must be a number >= 0; got {value!r}")
+            check_number(getattr(self, name), name)
         if self.playat_counted not in PLAYAT_READINGS:
             raise ValueError(f"playat_counted must be one of {PLAYAT_READINGS}; got {self.playat_counted!r}")
         check_taken(self.taken)
         if self.judge not in JUDGES:
             raise ValueError(f"judge must be one of {JUDGES}; got {self.judge!r}")
-        check_count(self.seeds_kept, "seeds_kept", minimum=0)
+        check_count(self.seeds_kept, "seeds_kept")  # a judge who keeps nothing is no judge
         check_count(self.best_candidates, "best_candidates", minimum=0)
         check_count(self.random_candidates, "random_candidates", minimum=0)
         shown = self.best_candidates + self.random_candidates

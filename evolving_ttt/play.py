@@ -2,13 +2,16 @@
 
 :class:`GameSession` holds the rules of a game between a person and any player of the arena's catalogue
 (:mod:`evolving_ttt.arena`), with a tally per opponent, and never raises on a click; :class:`PlayWidget`
-only draws it, with the opponent's reasons for its last move beside the board. ``opponent_player`` and
-``play_out`` are the small move functions chapter 26 uses to replay the champion's games.
+only draws it, with the opponent's reasons for its last move beside the board. A reader's own player brings its
+own ``explain`` (chapter 25): when it raises or returns something other than an
+:class:`~evolving_ttt.players.Explanation`, the game goes on and the reasons panel says so in one line.
+``opponent_player`` and ``play_out`` are the small move functions chapter 26 uses to replay the champion's games.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from evolving_ttt.game import (
     O,
     Player,
     X,
+    board_index,
     check_instance,
     check_mark,
     is_game_over,
@@ -82,11 +86,56 @@ class View:
         The opponent's :class:`~evolving_ttt.players.Explanation` on ``board``.
     caption
         One sentence saying which board this is.
+    failure
+        "" for a player that explained itself; otherwise one line saying why its ``explain`` failed, which is
+        then also ``explanation.text`` (the values are all nan and the move is the square it played, or the
+        square its policy favours).
     """
 
     board: np.ndarray
     explanation: Explanation
     caption: str
+    failure: str = ""
+
+
+def error_text(error: BaseException) -> str:
+    """``"KindOfError: message"`` on one line (at most about 200 characters) for a status line or a panel."""
+    try:
+        message = " ".join(str(error).split())
+    except Exception:  # noqa: BLE001 - an exception whose message cannot be made is still reported by its kind
+        message = ""
+    if len(message) > 200:
+        message = message[:199] + "\u2026"
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def checked_explanation(explanation: object) -> Explanation:
+    """``explanation`` if it is an :class:`~evolving_ttt.players.Explanation` the play widget can draw.
+
+    Values given as any sequence of nine real numbers are returned as a float array (in a new Explanation).
+
+    Raises
+    ------
+    TypeError
+        If it is not an Explanation, or its label or text is not a str.
+    ValueError
+        If its values are not nine numbers or its move is not a square 0..8.
+    """
+    if not isinstance(explanation, Explanation):
+        raise TypeError(f"explain must return an Explanation; got {type(explanation).__name__}")
+    values = np.asarray(explanation.values)
+    if values.shape != (9,) or values.dtype.kind not in "biuf":
+        raise ValueError(f"an Explanation's values must be nine numbers; got {values.dtype} values of shape "
+                         f"{values.shape}")  # fmt: skip
+    for name in ("label", "text"):
+        if not isinstance(getattr(explanation, name), str):
+            raise TypeError(f"an Explanation's {name} must be a str; got {type(getattr(explanation, name)).__name__}")
+    move = explanation.move
+    if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or not 0 <= move <= 8:
+        raise ValueError(f"an Explanation's move must be a square 0..8; got {move!r}")
+    if isinstance(explanation.values, np.ndarray) and values.dtype.kind == "f":
+        return explanation
+    return Explanation(values.astype(float), explanation.label, explanation.text, int(move))
 
 
 class GameSession:
@@ -107,6 +156,9 @@ class GameSession:
     ----------
     board, moves, status
         The position, the squares played, and a sentence for the status line.
+    failure
+        "" while the game can go on; otherwise why the opponent could not move (its ``move`` raised or gave a
+        square that cannot be played). Clicks are then refused until a new game.
     tally
         ``tally[(opponent, side)]`` counts the person's wins, draws and losses against each opponent from each
         side, over the whole session (like the tables of games against people in Al-Khateeb (2012)).
@@ -153,15 +205,19 @@ class GameSession:
         self.board = np.zeros(9, dtype=np.int8)
         self.moves: list[int] = []
         self.status = "Your move."
+        self.failure = ""
         if self.human == O:
             self._opponent_turn()
 
     def click(self, square: int) -> bool:
         """The person plays ``square``; the opponent answers. Returns whether the move was made.
 
-        A click on an occupied square, outside the board, or after the game has ended changes nothing
-        and explains why in :attr:`status`.
+        A click on an occupied square, outside the board, after the game has ended, or after the opponent
+        could not move changes nothing and explains why in :attr:`status`.
         """
+        if self.failure:
+            self.status = f"{self.failure} Press New game."
+            return False
         if self.over:
             self.status = "The game is over. Press New game to play again."
             return False
@@ -179,7 +235,9 @@ class GameSession:
     def view(self) -> View | None:
         """Why the opponent made its last move; before it has moved, what it would play in the person's place.
 
-        ``None`` when the opponent cannot explain itself or there is nothing to explain.
+        ``None`` when the opponent cannot explain itself or there is nothing to explain. The opponent's
+        ``explain`` is a reader's code (chapter 25): if it raises or returns anything but a well-formed
+        :class:`~evolving_ttt.players.Explanation`, the view says so in :attr:`View.failure` instead of raising.
         """
         if self.player.explain is None:
             return None
@@ -190,14 +248,31 @@ class GameSession:
             for square in self.moves[: turns[-1]]:
                 before = play(before, square)
             caption = f"Why {self.opponent} played square {self.moves[turns[-1]]}:"
-            return View(before, self.player.explain(before, mark), caption)
-        if self.over:
+            return self._explained(before, mark, self.moves[turns[-1]], caption)
+        if self.over or self.failure:
             return None
         caption = f"What {self.opponent} would play in your place:"
-        return View(self.board.copy(), self.player.explain(self.board, player_to_move(self.board)), caption)
+        side = player_to_move(self.board)
+        likely = int(np.argmax(self.player.policy(side)[board_index(self.board)]))
+        return self._explained(self.board.copy(), side, likely, caption)
+
+    def _explained(self, board: np.ndarray, mark: int, move: int, caption: str) -> View:
+        # The player's explain gets a copy of the board, so that it cannot change the game or the view.
+        explain: Callable[[np.ndarray, int], Explanation] = self.player.explain
+        try:
+            return View(board, checked_explanation(explain(board.copy(), mark)), caption)
+        except Exception as error:  # noqa: BLE001 - a reader's explain may raise anything; the game goes on
+            failure = f"This player's explanation failed: {error_text(error)}"
+            return View(board, Explanation(np.full(9, np.nan), "", failure, move), caption, failure)
 
     def _opponent_turn(self) -> None:
-        self._play(self.player.move(self.board, self.rng))
+        # The move comes from the player's policy tables; a player whose move method fails stops the game.
+        try:
+            self._play(self.player.move(self.board.copy(), self.rng))
+        except Exception as error:  # noqa: BLE001 - reported on the status line, never raised on a click
+            self.failure = f"{self.opponent} could not move: {error_text(error)}."
+            self.status = f"{self.failure} Press New game."
+            return
         if not self.over:
             self.status = f"{self.opponent} played square {self.moves[-1]}. Your move."
 
@@ -297,8 +372,14 @@ class PlayWidget:
             value = int(session.board[square])
             button.description = SYMBOLS[value] if value != EMPTY else " "
             button.button_style = "info" if value == X else ("danger" if value == O else "")
-        self._draw_reasons(session.view())
-        self.status.value = f"<b>{session.status}</b>"
+        try:
+            self._draw_reasons(session.view())
+        except Exception as error:  # noqa: BLE001 - a redraw must not raise; the rest of the board is still drawn
+            for cell in self.heat:
+                cell.value = ""
+            reason = html.escape(error_text(error), quote=False)
+            self.explanation.value = f"<b>Why this move?</b><br>The reasons could not be shown: {reason}"
+        self.status.value = f"<b>{html.escape(session.status, quote=False)}</b>"
         rows = "".join(
             f"<tr><td>{name}</td><td>{side}</td><td>{r['wins']}</td><td>{r['draws']}</td><td>{r['losses']}</td></tr>"
             for (name, side), r in session.tally.items()
@@ -310,7 +391,9 @@ class PlayWidget:
         if view is None:
             for cell in self.heat:
                 cell.value = ""
-            self.explanation.value = "<b>Why this move?</b><br>This player gives no reasons."
+            silent = self.session.player.explain is None
+            reasons = "This player gives no reasons." if silent else "No move to explain yet."
+            self.explanation.value = f"<b>Why this move?</b><br>{reasons}"
             return
         values = view.explanation.values
         shown = values[np.isfinite(values)]
@@ -329,6 +412,9 @@ class PlayWidget:
             border = "3px solid #d62728" if square == view.explanation.move else "3px solid transparent"
             cell.value = (f'<div style="{style};border:{border};width:56px;height:56px;display:flex;'
                           f'align-items:center;justify-content:center;{font}">{text}</div>')  # fmt: skip
+        if view.failure:  # one line, escaped: the message may quote anything
+            self.explanation.value = f"<b>Why this move?</b><br>{html.escape(view.failure, quote=False)}"
+            return
         key = f"(numbers: {view.explanation.label}; occupied squares grey, move outlined)"
         self.explanation.value = f"<b>Why this move?</b><br>{view.caption} {view.explanation.text}<br>{key}"
 

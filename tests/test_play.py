@@ -1,5 +1,7 @@
 """Chapter 26: the game session and the play widget against every player of the book, by simulated clicks."""
 
+import dataclasses
+import html
 import random
 import re
 
@@ -14,12 +16,14 @@ from evolving_ttt.play import (
     DEFAULT_CHAMPION,
     OPPONENT_KINDS,
     GameSession,
+    PlayWidget,
     opponent_player,
     output_color,
     play_out,
     play_widget,
     value_text,
 )
+from evolving_ttt.players import ArenaPlayer
 
 PLAYERS = catalogue()
 NAMES = [player.name for player in PLAYERS]
@@ -391,3 +395,244 @@ def test_play_out_plays_legal_complete_games(network):
             if "perfect" in (x_kind, o_kind) and x_kind != o_kind:
                 perfect_mark = X if x_kind == "perfect" else O
                 assert result != -perfect_mark
+
+
+# --- a reader's player whose explain (or move) misbehaves (issue 37) ------------------------------------------
+
+BY_NAME = {player.name: player for player in PLAYERS}
+EXPLANATION_FAILED = "Why this move?</b><br>This player's explanation failed: "
+
+
+def raising_explain(board, mark):
+    raise ValueError("no reasons today")
+
+
+def with_explain(explain, base="Fogel champion", name="mine"):
+    """A copy of a catalogue player, renamed, whose ``explain`` is ``explain`` (as a reader might register it)."""
+    return dataclasses.replace(BY_NAME[base], name=name, explain=explain)
+
+
+def check_failed_explanation(widget, error):
+    """The widget shows its session, and the reasons panel says, on one line, that the explanation failed."""
+    session = widget.session
+    assert np.array_equal(button_board(widget), session.board)
+    assert widget.status.value == f"<b>{session.status}</b>"
+    assert not session.status.startswith("Something went wrong")
+    assert widget.explanation.value.endswith(EXPLANATION_FAILED + error)
+    assert "<br>" not in widget.explanation.value.split(EXPLANATION_FAILED)[1]
+    view = session.view()
+    if view is None:
+        assert all(cell.value == "" for cell in widget.heat)
+        return
+    assert view.explanation.text == "This player's explanation failed: " + html.unescape(error)
+    for square, cell in enumerate(widget.heat):  # the marks, no numbers, the move outlined
+        background, _ink, border, text = HEAT_CELL.fullmatch(cell.value).groups()
+        assert text == (SYMBOLS[int(view.board[square])] if view.board[square] != EMPTY else "")
+        assert ("#d62728" in border) == (square == view.explanation.move)
+
+
+@pytest.mark.parametrize("base", ["Fogel champion", "rule base"])
+@pytest.mark.parametrize("human", [X, O], ids=["human-X", "human-O"])
+def test_a_raising_explain_does_not_break_the_widget_and_moves_still_follow_the_policy(human, base):
+    seed = 4
+    mine = with_explain(raising_explain, base)
+    widget = play_widget(opponent="mine", human=human, seed=seed, players=[*PLAYERS, mine])
+    shadow = Shadow(seed)
+    for game in range(3):
+        check_failed_explanation(widget, "ValueError: no reasons today")
+        if human == O:  # the opponent's opening, from its policy tables
+            assert widget.session.moves == [shadow.move(widget.session, np.zeros(9, dtype=np.int8))]
+        while not widget.session.over:
+            board = widget.session.board
+            square = perfect_move(board) if game % 2 == 0 else legal_moves(board)[-1]
+            assert click_and_check_moves(widget, square, shadow)
+            check_failed_explanation(widget, "ValueError: no reasons today")
+        widget.new_game.click()
+    assert sum(widget.session.record.values()) == 3
+
+
+def click_and_check_moves(widget, square, shadow):
+    """Click an empty square; the opponent's reply is the one its policy tables give."""
+    session = widget.session
+    before = play(session.board, square)
+    widget.squares[square].click()
+    if not is_game_over(before):
+        assert session.moves[-1] == shadow.move(session, before)
+        assert np.array_equal(session.board, play(before, session.moves[-1]))
+    return True
+
+
+def test_choosing_a_player_whose_explain_raises_with_the_picker_and_back():
+    mine = with_explain(raising_explain)
+    widget = play_widget(opponent="Fogel champion", human=X, seed=0, players=[*PLAYERS, mine])
+    widget.opponent.value = "mine"  # the picker's callback used to raise here
+    assert widget.session.opponent == "mine"
+    check_failed_explanation(widget, "ValueError: no reasons today")
+    widget.side.value = O
+    assert len(widget.session.moves) == 1
+    check_failed_explanation(widget, "ValueError: no reasons today")
+    widget.squares[legal_moves(widget.session.board)[0]].click()
+    assert len(widget.session.moves) == 3
+    check_failed_explanation(widget, "ValueError: no reasons today")
+    widget.opponent.value = "Fogel champion"
+    check_fresh_game(widget)
+    assert "failed" not in widget.explanation.value
+
+
+def explanation_of(board, mark, **changes):
+    """The Fogel champion's explanation on ``board`` with some fields changed."""
+    return dataclasses.replace(BY_NAME["Fogel champion"].explain(board, mark), **changes)
+
+
+WRONG_EXPLANATIONS = {
+    "None": (lambda board, mark: None, "TypeError: explain must return an Explanation; got NoneType"),
+    "a number": (lambda board, mark: 4, "TypeError: explain must return an Explanation; got int"),
+    "a tuple": (
+        lambda board, mark: (np.zeros(9), "output", "why", 4),
+        "TypeError: explain must return an Explanation; got tuple",
+    ),
+    "three values": (
+        lambda board, mark: explanation_of(board, mark, values=np.zeros(3)),
+        "ValueError: an Explanation's values must be nine numbers; got float64 values of shape (3,)",
+    ),
+    "text values": (
+        lambda board, mark: explanation_of(board, mark, values=np.array(list("abcdefghi"))),
+        "ValueError: an Explanation's values must be nine numbers; got &lt;U1 values of shape (9,)",
+    ),
+    "None values": (
+        lambda board, mark: explanation_of(board, mark, values=None),
+        "ValueError: an Explanation's values must be nine numbers; got object values of shape ()",
+    ),
+    "move off the board": (
+        lambda board, mark: explanation_of(board, mark, move=9),
+        "ValueError: an Explanation's move must be a square 0..8; got 9",
+    ),
+    "move as text": (
+        lambda board, mark: explanation_of(board, mark, move="4"),
+        "ValueError: an Explanation's move must be a square 0..8; got '4'",
+    ),
+    "move as a bool": (
+        lambda board, mark: explanation_of(board, mark, move=True),
+        "ValueError: an Explanation's move must be a square 0..8; got True",
+    ),
+    "label not text": (
+        lambda board, mark: explanation_of(board, mark, label=None),
+        "TypeError: an Explanation's label must be a str; got NoneType",
+    ),
+    "text not text": (
+        lambda board, mark: explanation_of(board, mark, text=["why"]),
+        "TypeError: an Explanation's text must be a str; got list",
+    ),
+    "not callable": ("reasons", "TypeError: 'str' object is not callable"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_EXPLANATIONS))
+def test_an_explain_that_returns_a_wrong_type_is_reported_in_the_reasons_panel(case):
+    explain, error = WRONG_EXPLANATIONS[case]
+    seed = 8
+    widget = play_widget(opponent="mine", human=O, seed=seed, players=[with_explain(explain)])
+    shadow = Shadow(seed)
+    check_failed_explanation(widget, error)
+    while not widget.session.over:
+        click_and_check_moves(widget, legal_moves(widget.session.board)[0], shadow)
+        check_failed_explanation(widget, error)
+
+
+def test_a_list_of_nine_numbers_is_accepted_as_an_explanations_values():
+    def listed(board, mark):
+        return explanation_of(board, mark, values=[float(v) for v in explanation_of(board, mark).values])
+
+    widget = play_widget(opponent="mine", human=X, seed=0, players=[with_explain(listed)])
+    widget.squares[0].click()
+    check_view(widget)
+    assert "failed" not in widget.explanation.value
+
+
+def test_the_failure_is_one_escaped_line_and_the_session_reports_it_too():
+    def shouting(board, mark):
+        raise ValueError("line one\n  <b>line two</b> & more")
+
+    session = GameSession("mine", O, seed=0, players=[with_explain(shouting)])
+    view = session.view()  # the session copes too: the played move, the board, and the failure as the text
+    assert view.explanation.move == session.moves[0] and not view.board.any()
+    assert np.isnan(view.explanation.values).all()
+    assert view.explanation.text == "This player's explanation failed: ValueError: line one <b>line two</b> & more"
+    assert view.failure == view.explanation.text
+    widget = play_widget(opponent="mine", human=O, seed=0, players=[with_explain(shouting)])
+    check_failed_explanation(widget, "ValueError: line one &lt;b&gt;line two&lt;/b&gt; &amp; more")
+
+    def silent(board, mark):
+        raise RuntimeError
+
+    widget = play_widget(opponent="mine", human=X, seed=0, players=[with_explain(silent)])
+    check_failed_explanation(widget, "RuntimeError")
+    assert widget.session.view().explanation.move == network_move(load_network(DEFAULT_CHAMPION)[0], np.zeros(9))
+
+
+def test_an_explain_that_scribbles_on_its_board_changes_neither_the_game_nor_the_view():
+    def scribbling(board, mark):
+        explanation = BY_NAME["Fogel champion"].explain(board, mark)
+        board[:] = X
+        return explanation
+
+    widget = play_widget(opponent="mine", human=X, seed=0, players=[with_explain(scribbling)])
+    assert not widget.session.board.any() and button_board(widget).tolist() == [EMPTY] * 9
+    for square in (0, 1, 2):
+        widget.squares[square].click()
+        moves = widget.session.moves
+        last_reply = max(k for k in range(len(moves)) if k % 2 == 1)  # the champion plays O
+        assert np.array_equal(widget.session.board, replay(moves))
+        assert np.array_equal(widget.session.view().board, replay(moves[:last_reply]))
+    assert widget.session.record == {"wins": 1, "draws": 0, "losses": 0}  # the champion never blocks square 2
+
+
+class FaultyMove(ArenaPlayer):
+    """A player whose ``move`` method is overridden and fails (or returns a square that cannot be played)."""
+
+    def move(self, board, rng=None):
+        if self.training == "raise":
+            raise RuntimeError("lost my tables")
+        return int(np.flatnonzero(np.asarray(board) != EMPTY)[0]) if np.any(board) else "centre"
+
+
+@pytest.mark.parametrize("fault, error", [
+    ("raise", "RuntimeError: lost my tables"),
+    ("occupied", "ValueError: square 0 is occupied by X; empty squares are [1, 2, 3, 4, 5, 6, 7, 8]"),
+])  # fmt: skip
+def test_an_opponent_whose_move_fails_stops_the_game_without_raising(fault, error):
+    base = BY_NAME["Fogel champion"]
+    faulty = FaultyMove("faulty", base.system, "", base.x_policy, base.o_policy, fault, base.explain)
+    session = GameSession("faulty", X, seed=0, players=[faulty, base])
+    assert session.click(0) is True  # the person's move is made; the opponent's fails
+    assert session.moves == [0] and session.failure == f"faulty could not move: {error}."
+    assert session.status == f"faulty could not move: {error}. Press New game."
+    assert session.click(4) is False and session.moves == [0]  # no move for the person in the opponent's place
+    assert session.status == f"faulty could not move: {error}. Press New game."
+    assert session.view() is None and session.record == {"wins": 0, "draws": 0, "losses": 0}
+    widget = PlayWidget(session)
+    widget.squares[4].click()
+    assert session.moves == [0] and widget.status.value == f"<b>{html.escape(session.status, quote=False)}</b>"
+    assert widget.explanation.value == "<b>Why this move?</b><br>No move to explain yet."
+    widget.side.value = O  # the opponent's opening move fails at once; nothing raises
+    assert session.moves == [] and session.failure
+    widget.opponent.value = "Fogel champion"
+    assert session.failure == "" and len(session.moves) == 1
+    check_fresh_game(widget)
+    widget.new_game.click()
+    check_fresh_game(widget)
+
+
+def test_widget_redraw_never_raises_even_when_the_view_does():
+    widget = play_widget(opponent="rule base", human=X, seed=0)
+
+    def broken_view():
+        raise RuntimeError("<drawing> failed")
+
+    widget.session.view = broken_view
+    widget.squares[4].click()
+    assert len(widget.session.moves) == 2 and np.array_equal(button_board(widget), widget.session.board)
+    assert widget.status.value == f"<b>{widget.session.status}</b>"
+    assert all(cell.value == "" for cell in widget.heat)
+    assert widget.explanation.value == ("<b>Why this move?</b><br>The reasons could not be shown: "
+                                        "RuntimeError: &lt;drawing&gt; failed")  # fmt: skip

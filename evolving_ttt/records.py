@@ -4,7 +4,8 @@ benchmarks' figures (chapter 6).
 :class:`Output` and :func:`prepare_outputs` make a command's outputs real before its run starts and put each in
 place whole at the end; :func:`save_npz`, :func:`write_atomic` and :func:`write_text_atomic` do the same for
 savers called from Python. :func:`read_json`, :func:`read_npz` and :class:`Fields` read a file and check every
-field, and fail with one ``ValueError`` naming the file and the field.
+field, and fail with one ``ValueError`` naming the file and the field; :func:`read_npz` (defined in
+:mod:`evolving_ttt.archives`) checks every member of an archive before it reads a byte of any array.
 
 Each system saves its players in ``book/data/`` as JSON with a ``format`` name and a ``version``. Reading one
 begins with the same three checks, defined here once: the file can be read and is JSON, it is a file of the
@@ -23,14 +24,16 @@ import hashlib
 import json
 import math
 import os
-import tokenize
-import zipfile
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import numpy as np
+
+from evolving_ttt.archives import NPZ_EXPANDED_LIMIT, check_npz
+from evolving_ttt.archives import read_npz as read_npz  # the systems read records through this module
+
+T = TypeVar("T")
 
 DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 """The folder of the book's saved players and results (every system chapter writes its players there)."""
@@ -43,7 +46,6 @@ BENCH_RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 
 BENCHMARK_FORMAT = "ttt-benchmark"
 """The ``format`` field of a benchmark's figures file."""
-
 
 
 # --- Writing: outputs made before a run, written whole or not at all ---------------------------------------------
@@ -238,8 +240,36 @@ def write_checked(path: str | Path, text: str, load: Callable[[Path], object], w
 
 
 def save_npz(path: str | Path, arrays: dict[str, np.ndarray], what: str = "record") -> Path:
-    """Compressed ``.npz`` of ``arrays`` at exactly ``path`` (numpy adds no suffix to an open file), atomically."""
-    return write_atomic(path, lambda handle: np.savez_compressed(handle, **arrays), what)
+    """Compressed ``.npz`` of ``arrays`` at exactly ``path`` (numpy adds no suffix to an open file), atomically.
+
+    The archive is checked as :func:`read_npz` checks one before reading it (:func:`~evolving_ttt.archives.check_npz`)
+    before it is put in place: a saver never writes a record its reader refuses, such as arrays that expand beyond
+    :data:`~evolving_ttt.archives.NPZ_EXPANDED_LIMIT` (refused before anything is compressed) or pickled objects.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, when it cannot be written or would not be read back; ``path`` is left as it was.
+    """
+    expanded = sum(np.asarray(array).nbytes for array in arrays.values())
+    if expanded > NPZ_EXPANDED_LIMIT:
+        raise ValueError(f"{what} {path} was not written: its arrays hold {expanded:,} bytes, more than read_npz "
+                         f"reads ({NPZ_EXPANDED_LIMIT:,})")  # fmt: skip
+    output = Output(path, what, force=True)
+    try:
+        with open(output.temporary, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+            handle.flush()
+            os.fsync(handle.fileno())
+        check_npz(output.temporary, what)
+    except ValueError as error:
+        output.discard()
+        reason = str(error).replace(str(output.temporary), "the file")
+        raise ValueError(f"{what} {path} was not written: read_npz would refuse it ({reason})") from None
+    except BaseException:
+        output.discard()
+        raise
+    return output.commit()
 
 
 # --- Reading: one ValueError naming the file and the field -------------------------------------------------------
@@ -273,6 +303,19 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"the number {name} is not allowed")
 
 
+def parse_json(text: str, limit: int = JSON_DEPTH_LIMIT) -> object:
+    """The JSON value of ``text`` by the project's rules: no NaN or infinities, no number too large for a float,
+    no integer of more than 30 digits, no nesting deeper than ``limit``; ``ValueError`` saying what is wrong."""
+    if not isinstance(text, str):
+        raise ValueError(f"it is {type(text).__name__}, not a JSON text")
+    if not _json_depth_ok(text, limit):
+        raise ValueError(f"it nests deeper than {limit} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
+    except (json.JSONDecodeError, ValueError, RecursionError) as error:
+        raise ValueError(f"it is not valid JSON: {error}") from None
+
+
 def read_json(path: str | Path, limit: int = JSON_DEPTH_LIMIT) -> object:
     """The JSON value in ``path``; ``ValueError`` naming the file if it cannot be read, is not JSON, holds NaN or
     infinities, numbers too large for a float, or nests deeper than ``limit``."""
@@ -302,38 +345,6 @@ def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > 30:
         raise ValueError(f"the integer {text[:20]}... has more than 30 digits")
     return int(text)
-
-
-def read_npz(path: str | Path, kind: str) -> dict[str, np.ndarray]:
-    """Every array of the ``.npz`` file ``path`` (a ``kind``), read whole; pickled objects are refused.
-
-    Raises
-    ------
-    ValueError
-        Naming the file, when it is missing, empty, truncated, damaged or not an ``.npz`` archive.
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as handle:
-            start = handle.read(6)
-    except FileNotFoundError:
-        raise ValueError(f"{path} could not be read: no such file") from None
-    except OSError as error:
-        raise ValueError(f"{path} could not be read: {error.strerror or error}") from None
-    if start.startswith(b"\x93NUMPY"):
-        raise ValueError(f"{path} is not a readable {kind} (.npz): it holds one array (.npy), not an .npz archive")
-    if not start.startswith(b"PK\x03\x04"):
-        what = "it is empty" if not start else "it is not an .npz archive (a zip file of arrays)"
-        raise ValueError(f"{path} is not a readable {kind} (.npz): {what}")
-    try:
-        with np.load(path, allow_pickle=False) as loaded:
-            return {name: loaded[name] for name in loaded.files}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError,
-            NotImplementedError, RuntimeError, tokenize.TokenError, SyntaxError) as error:  # fmt: skip
-        # Damage shows as many errors: a broken zip directory, a bad checksum or stream, a flipped bit that marks a
-        # member encrypted or of an unknown zip version, a broken array header, an array pickled by mistake.
-        reason = "it holds pickled objects" if "pickle" in str(error) else str(error) or type(error).__name__
-        raise ValueError(f"{path} is not a readable {kind} (.npz): {reason}") from None
 
 
 class Fields:
@@ -456,6 +467,13 @@ class Fields:
             raise self.fail(name, f"must be {expected}; it is {value!r:.40}")
         return value
 
+    def texts(self, name: str) -> list[str]:
+        """A list of texts."""
+        value = self.get(name)
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.fail(name, f"must be a list of texts; it is {value!r:.40}")
+        return value
+
     def settings(self, name: str, settings_type: type) -> object:
         """A settings dataclass stored as a JSON text (``.npz``) or object (JSON), through its ``from_dict``."""
         value = self.get(name)
@@ -477,6 +495,57 @@ class Fields:
             return settings_type.from_dict(value)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
             raise self.fail(name, f"holds invalid settings: {error}") from None
+
+    def mapping(self, name: str) -> dict:
+        """A JSON object (a dict); a text, list, number, true/false or null is refused."""
+        value = self.get(name)
+        if not isinstance(value, dict):
+            raise self.fail(name, f"must be an object; it is {_json_kind(value)} {value!r:.40}")
+        return value
+
+    def config(self, name: str, settings_type: type) -> object:
+        """Settings stored as a JSON object (not as a text, as an ``.npz`` holds them): :meth:`settings`."""
+        self.mapping(name)
+        return self.settings(name, settings_type)
+
+    def optional(self, read: Callable[..., T], name: str, *args: object) -> T | None:
+        """``read(name, *args)`` (one of the methods above) if the field is present, else ``None``: a field a file
+        may lack, such as provenance, but that must be right when it is there."""
+        return read(name, *args) if self.has(name) else None
+
+    def provenance(self, counts: Sequence[str] = (), texts: Sequence[str] = (), numbers: Sequence[str] = (),
+                   settings: dict[str, type | None] | None = None) -> None:  # fmt: skip
+        """Check the provenance fields a system's savers write, each only when present: ``counts`` whole numbers
+        from 0, ``texts``, ``numbers`` (finite) and ``settings`` JSON objects, read by the settings type given
+        (``from_dict``) or, for ``None``, only checked to be objects. A sweep saves every task's player with
+        ``sweep_cell``, ``seed``, ``task`` and ``settings`` (:data:`SWEEP_PROVENANCE`).
+
+        Other fields are free-form provenance: a loader returns them as they are and reads none of them.
+        """
+        for name in counts:
+            self.optional(self.integer, name, 0)
+        for name in texts:
+            self.optional(self.text, name)
+        for name in numbers:
+            self.optional(self.number, name)
+        for name, settings_type in (settings or {}).items():
+            if settings_type is None:
+                self.optional(self.mapping, name)
+            else:
+                self.optional(self.config, name, settings_type)
+
+
+SWEEP_PROVENANCE = ("sweep_cell", "seed", "task")
+"""The whole numbers a sweep saves with every task's player (:func:`evolving_ttt.sweeps.run_sweep_task`), beside the
+cell's ``settings``."""
+
+
+def _json_kind(value: object) -> str:
+    """The JSON type of ``value`` in words."""
+    if isinstance(value, bool) or value is None:
+        return "true/false" if value is not None else "null"
+    kinds = {int: "a number", float: "a number", str: "a text", list: "a list", dict: "an object"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def read_record(path: str | Path, file_format: str, kind: str, version: int = 1) -> dict:
@@ -533,8 +602,13 @@ def load_benchmark(name: str, folder: str | Path = BENCH_RESULTS) -> dict[str, f
     Raises
     ------
     ValueError
-        Naming the file when it is missing, not a benchmark's figures, or holds anything but finite numbers.
+        Naming the file when it is missing, not a benchmark's figures, or holds anything but finite numbers (the
+        ``script`` must be a text, ``cores`` a whole number or null, as :func:`save_benchmark` writes them).
     """
     path = Path(folder) / f"{name}.json"
     record = read_record(path, BENCHMARK_FORMAT, "a benchmark's figures")
+    fields = Fields(path, record, "a benchmark's figures")
+    fields.provenance(texts=("script",))
+    if record.get("cores") is not None:
+        fields.integer("cores", 1)
     return _check_figures(record.get("figures"), str(path))

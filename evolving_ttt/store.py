@@ -6,17 +6,22 @@ tables: ``sweep`` holds the sweep's definition (JSON) and ``tasks`` one row per 
 as text), its wall time, the worker that ran it and when it finished. Each row is written in its own transaction as
 soon as its task finishes, and a key is recorded once only (``INSERT OR IGNORE``), so a sweep killed at any point
 loses at most the tasks that were running, and two processes running the same sweep never record a task twice.
+
+Rows are checked as they are read, as every file of the project is (issue 37): :meth:`SweepStore.rows` and
+:meth:`SweepStore.done` (so every table, export and status) refuse a database with a damaged row with one
+``ValueError`` naming the file, the row (cell, seed, task) and the field, by the rules of :func:`check_row`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import stat
 import time
 from pathlib import Path
 
-from evolving_ttt.records import check_path
+from evolving_ttt.records import check_path, parse_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sweep (
@@ -46,6 +51,13 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 TASK_COLUMNS = ("cell", "seed", "task", "settings", "measures", "player", "wall_time", "worker", "finished")
 """The columns of the ``tasks`` table, in order."""
+
+YARDSTICKS = (
+    "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
+)  # fmt: skip
+"""The arena's measures of every task's final player: expected points per game (1 a win, 1/2 a draw) against the
+perfect and the random player as X and as O, Fogel's expected protocol score as X (at most 32), and whether it can
+lose from either side (1 or 0). Every row of a sweep records them."""
 
 
 class SweepStore:
@@ -160,8 +172,9 @@ class SweepStore:
         self.close()
 
     def done(self) -> set[tuple[int, int, int]]:
-        """The keys ``(cell, seed, task)`` of every recorded task."""
-        return {tuple(row) for row in self.connection.execute("SELECT cell, seed, task FROM tasks")}
+        """The keys ``(cell, seed, task)`` of every recorded task, every row checked (:func:`check_row`; the
+        players' texts are checked to be texts, not read)."""
+        return {(row["cell"], row["seed"], row["task"]) for row in self._checked_rows(with_players=False)}
 
     def record(
         self, key: tuple[int, int, int], settings: dict, measures: dict, player: str, wall_time: float, worker: str
@@ -175,19 +188,154 @@ class SweepStore:
         return cursor.rowcount == 1
 
     def rows(self) -> list[dict]:
-        """Every recorded task as a dict of :data:`TASK_COLUMNS`, settings and measures decoded, in key order."""
-        found = self.connection.execute(f"SELECT {', '.join(TASK_COLUMNS)} FROM tasks ORDER BY cell, seed, task")
-        rows = []
-        for values in found:
-            row = dict(zip(TASK_COLUMNS, values, strict=True))
-            try:
-                row["settings"], row["measures"] = json.loads(row["settings"]), json.loads(row["measures"])
-            except (TypeError, ValueError, RecursionError):
-                raise ValueError(f"--db {self.path}: the row of task {values[:3]} is damaged") from None
-            if not isinstance(row["settings"], dict) or not isinstance(row["measures"], dict):
-                raise ValueError(f"--db {self.path}: the row of task {values[:3]} is damaged")
-            rows.append(row)
+        """Every recorded task as a dict of :data:`TASK_COLUMNS`, settings and measures decoded, in key order.
+
+        Raises
+        ------
+        ValueError
+            Naming the file, the row (cell, seed, task) and the field, if a row breaks a rule of :func:`check_row`.
+        """
+        return self._checked_rows(with_players=True)
+
+    def _checked_rows(self, with_players: bool) -> list[dict]:
+        """The rows, each checked; without the players' texts, ``player`` is whether the row holds one."""
+        has_player = "typeof(player) = 'text' AND length(player) > 0"
+        columns = ", ".join(has_player if column == "player" and not with_players else column
+                            for column in TASK_COLUMNS)  # fmt: skip
+        try:
+            found = self.connection.execute(f"SELECT {columns} FROM tasks ORDER BY cell, seed, task").fetchall()
+        except sqlite3.DatabaseError as error:
+            raise ValueError(f"--db {self.path}: its tasks cannot be read ({error})") from None
+        rows = [check_row(self.path, self.definition, dict(zip(TASK_COLUMNS, values, strict=True)), with_players)
+                for values in found]  # fmt: skip
+        check_measure_names(self.path, rows)
         return rows
+
+
+def _row_name(row: dict) -> str:
+    return f"the row (cell {row['cell']!r:.20}, seed {row['seed']!r:.20}, task {row['task']!r:.20})"
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _same_value(found: object, text: str) -> bool:
+    """Whether a stored setting is the grid's value ``text`` as the sweep's parser reads it (a number, a text,
+    true/false as true, yes, 1..., a tuple as values separated by '/')."""
+    text = text.strip()
+    if isinstance(found, bool):
+        return text.lower() in (("true", "yes", "1") if found else ("false", "no", "0"))
+    if isinstance(found, (int, float)):
+        try:
+            return float(text) == found
+        except ValueError:
+            return False
+    if isinstance(found, list):
+        parts = text.split("/")
+        return len(parts) == len(found) and all(_same_value(f, part) for f, part in zip(found, parts, strict=True))
+    return isinstance(found, str) and found == text
+
+
+def _cell_values(grid: list, cell: int) -> list[str]:
+    """The grid's value texts of cell number ``cell``, the first key slowest (as the sweep numbers its cells)."""
+    values = []
+    for _, options in reversed(grid):
+        cell, position = divmod(cell, len(options))
+        values.append(options[position])
+    return values[::-1]
+
+
+def check_row(path: Path, definition: dict, row: dict, with_player: bool = True) -> dict:
+    """One row of ``tasks`` (a dict of :data:`TASK_COLUMNS`) checked, with its settings and measures decoded.
+
+    The rules: ``cell`` is a cell of the definition's grid, ``seed`` one of its seeds (1 to N), ``task`` a whole
+    number from 0; ``settings`` a JSON object whose swept settings, where it states them, hold the cell's values;
+    ``measures`` a JSON object (no NaN or infinities) with every one of :data:`YARDSTICKS` as a finite number and
+    every other measure a finite number or a text; ``player`` a non-empty text (the system's player file; its loader
+    checks it when a task's player is loaded); ``wall_time`` a finite number of seconds from 0; ``worker`` and
+    ``finished`` texts. Without ``with_player``, ``row["player"]`` is only whether the row holds such a text (1 or
+    0, as SQLite tells it without reading the text).
+
+    Raises
+    ------
+    ValueError
+        ``--db FILE: the row (cell C, seed S, task T): field 'F' ...``, for the first rule a row breaks.
+    """
+    name = _row_name(row)
+
+    def fail(field: str, problem: str) -> ValueError:
+        return ValueError(f"--db {path}: {name}: field {field!r} {problem}")
+
+    grid = definition["grid"]
+    cells = math.prod(len(values) for _, values in grid)
+    if not _whole(row["cell"]) or not 0 <= row["cell"] < cells:
+        raise fail("cell", f"is {row['cell']!r:.40}; the sweep's grid has cells 0 to {cells - 1}")
+    if not _whole(row["seed"]) or not 1 <= row["seed"] <= definition["seeds"]:
+        raise fail("seed", f"is {row['seed']!r:.40}; the sweep runs seeds 1 to {definition['seeds']}")
+    if not _whole(row["task"]) or row["task"] < 0:
+        raise fail("task", f"is {row['task']!r:.40}; a task is a whole number from 0")
+    decoded = dict(row)
+    for field in ("settings", "measures"):
+        try:
+            decoded[field] = parse_json(row[field])
+        except ValueError as error:
+            raise fail(field, f"is damaged: {error}") from None
+        if not isinstance(decoded[field], dict):
+            raise fail(field, f"must be a JSON object; it holds {type(decoded[field]).__name__}")
+    for (key, _), text in zip(grid, _cell_values(grid, row["cell"]), strict=True):
+        found: object = decoded["settings"]
+        parts = key.split(".")
+        for depth, part in enumerate(parts):
+            if found is not _ABSENT and not isinstance(found, dict):
+                raise fail(".".join(["settings", *parts[:depth]]), f"is {found!r:.40}; expected an object of settings")
+            found = found.get(part, _ABSENT) if isinstance(found, dict) else _ABSENT
+        if found is not _ABSENT and not _same_value(found, text):
+            raise fail(f"settings.{key}", f"is {found!r:.40}; the row's cell has {key}={text}")
+    measures = decoded["measures"]
+    for key in YARDSTICKS:
+        if key not in measures:
+            raise fail(f"measures.{key}", "is missing (every task records the arena's yardsticks)")
+    for key, value in measures.items():
+        if not _finite(value) and (key in YARDSTICKS or not isinstance(value, str)):
+            kind = "a finite number" if key in YARDSTICKS else "a finite number or a text"
+            raise fail(f"measures.{key}", f"is {value!r:.40}; expected {kind}")
+    player = row["player"]
+    if (player != 1) if not with_player else (not isinstance(player, str) or not player):
+        raise fail("player", "must be the text of the task's player file")
+    if not _finite(row["wall_time"]) or row["wall_time"] < 0:
+        raise fail("wall_time", f"is {row['wall_time']!r:.40}; expected a finite number of seconds from 0")
+    for field in ("worker", "finished"):
+        if not isinstance(row[field], str):
+            raise fail(field, f"is {row[field]!r:.40}; expected a text")
+    return decoded
+
+
+_ABSENT = object()
+
+
+def check_measure_names(path: Path, rows: list[dict]) -> None:
+    """``ValueError`` unless every row records the same measures, each a number in every row or a text in every
+    row (a system's task measures are the same for every task)."""
+    if not rows:
+        return
+    first = rows[0]
+    kinds = {key: isinstance(value, str) for key, value in first["measures"].items()}
+    for row in rows[1:]:
+        measures = row["measures"]
+        for key in sorted(set(kinds) | set(measures)):
+            if key not in measures or key not in kinds:
+                lacking, having = (row, first) if key not in measures else (first, row)
+                raise ValueError(f"--db {path}: {_row_name(lacking)}: field 'measures.{key}' is missing, which "
+                                 f"{_row_name(having)} records")  # fmt: skip
+            if isinstance(measures[key], str) != kinds[key]:
+                raise ValueError(f"--db {path}: {_row_name(row)}: field 'measures.{key}' is "
+                                 f"{measures[key]!r:.40}, a {'text' if not kinds[key] else 'number'}, where "
+                                 f"{_row_name(first)} records a {'text' if kinds[key] else 'number'}")  # fmt: skip
 
 
 OLD_NUMERICS = "numpy's functions (before the portable numerics)"

@@ -14,14 +14,7 @@ from typing import Any
 
 from evolving_ttt.records import STUDIES
 from evolving_ttt.statistics import mean_interval
-from evolving_ttt.store import SweepStore
-
-YARDSTICKS = (
-    "points_perfect_x", "points_perfect_o", "points_random_x", "points_random_o", "fogel_score", "can_lose",
-)  # fmt: skip
-"""The arena's measures of every task's final player: expected points per game (1 a win, 1/2 a draw) against the
-perfect and the random player as X and as O, Fogel's expected protocol score as X (at most 32), and whether it can
-lose from either side (1 or 0)."""
+from evolving_ttt.store import YARDSTICKS, SweepStore
 
 
 def sweep_table(db: str | Path):

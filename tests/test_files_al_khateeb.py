@@ -556,17 +556,21 @@ def test_public_functions_given_the_wrong_type_raise_a_value_error_naming_the_ar
         call()
 
 
-@pytest.mark.parametrize(("experiment", "error"), [("x", None), ([1], None), ({"runs": "a", "generations": 3}, True),
-                                                    ({"runs": 2, "generations": True}, True)])
-def test_the_arena_player_reads_its_provenance_without_tracebacks(tmp_path, experiment, error):
+@pytest.mark.parametrize(
+    "experiment",
+    ["x", [1], {"runs": "a", "generations": 3}, {"runs": 2, "generations": True}, None,
+     {**PAPER_AL_KHATEEB.as_dict(), "player": 5}],
+)  # fmt: skip
+def test_the_arena_player_refuses_an_experiment_of_the_wrong_type_rather_than_show_the_books(tmp_path, experiment):
+    # Issue 37: the provenance's experiment, where present, is the experiment's settings; a text, a list or settings
+    # of the wrong types are refused by the loader, never replaced by the book's sizes.
     from evolving_ttt.al_khateeb.system import al_khateeb_ttt
     from evolving_ttt.records import DATA
 
     record = json.loads((DATA / "al_khateeb_ttt.json").read_text())
     path = tmp_path / "ttt.json"
     path.write_text(json.dumps({**record, "experiment": experiment}))
-    if error:
-        with pytest.raises(ValueError, match="ttt.json: the provenance's experiment"):
-            al_khateeb_ttt(path)
-    else:  # free-form provenance without numbers: the book's sizes are shown
-        assert al_khateeb_ttt(path).training.startswith("20 runs x 2,000 generations")
+    with pytest.raises(ValueError, match=r"ttt\.json \(evaluator file\): field 'experiment'"):
+        al_khateeb_ttt(path)
+    path.write_text(json.dumps({key: value for key, value in record.items() if key != "experiment"}))
+    assert al_khateeb_ttt(path).training.startswith("20 runs x 2,000 generations")  # absent: the book's sizes

@@ -364,7 +364,7 @@ def test_settings_in_files_must_be_complete_and_valid(files, folder):
                             ({"training_seed": "x"}, "training_seed"),
                             ({"colour": 3}, r"unknown settings \['colour'\]"),
                             ({"improved": {**experiment["improved"], "w": 2}}, "w must be a probability"),
-                            ({"traditional": {**experiment["traditional"], "shape": "5"}}, "shape must be a finite"),
+                            ({"traditional": {**experiment["traditional"], "shape": "5"}}, "shape must be a"),
                             ({"improved": {"w": 0.1}}, "improved: missing settings")):  # fmt: skip
         record["methods"]["nndtf"]["experiment"] = {**experiment, **change}
         with pytest.raises(ValueError, match=message):

@@ -45,3 +45,23 @@ def test_outputs_and_readers_refuse_bad_paths_and_bad_files_with_a_value_error_n
     np.save(tmp_path / "one.npy", np.arange(3))
     with pytest.raises(ValueError, match="one array"):
         r.read_npz(tmp_path / "one.npy", "run")
+
+
+def test_fields_check_known_provenance_by_type_when_present_and_leave_absent_fields_alone(tmp_path):
+    # Issue 37: a field of the wrong type is refused by name, never read as absent (and replaced by a default).
+    f = r.Fields(tmp_path / "p.json", {"seed": "1", "config": [1, 2], "note": "x", "run": 3, "lines": ["a", 1]},
+                 "player")  # fmt: skip
+    with pytest.raises(ValueError, match=r"p\.json \(player\): field 'config' must be an object; it is a list"):
+        f.config("config", dict)
+    with pytest.raises(ValueError, match=r"p\.json \(player\): field 'seed' must be a whole number"):
+        f.provenance(counts=("seed",))
+    with pytest.raises(ValueError, match=r"field 'lines' must be a list of texts"):
+        f.texts("lines")
+    assert f.optional(f.integer, "run", 0) == 3 and f.optional(f.integer, "absent", 0) is None
+    f.provenance(counts=("run", "trial"), texts=("note",), settings={"absent": None})
+    with pytest.raises(ValueError, match=r"field 'note' must be an object; it is a text 'x'"):
+        f.provenance(settings={"note": None})
+    for text, reason in (('{"a": NaN}', "NaN is not allowed"), ("[" * 300 + "]" * 300, "deeper than 200"),
+                         ("{", "not valid JSON"), (b"{}", "not a JSON text")):  # fmt: skip
+        with pytest.raises(ValueError, match=reason):
+            r.parse_json(text)

@@ -43,6 +43,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     PAPER_AL_KHATEEB,
     WIN_VALUE,
     AlKhateebConfig,
+    OnePlySettings,
     check_weights,
     draw_coevolution,
     evaluate_boards,
@@ -63,6 +64,7 @@ from evolving_ttt.fogel.evolution import (
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count, check_instance
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import (
+    SWEEP_PROVENANCE,
     Fields,
     check_path,
     check_provenance,
@@ -467,6 +469,14 @@ EVALUATOR_VERSION = 1
 EVALUATOR_FIELDS = ("format", "version", "layers", "weights", "step_sizes")
 """The fields of an evaluator file; any other field is provenance (chapter 15)."""
 
+EVALUATOR_PROVENANCE = {
+    "counts": ("run", "generation", "round_robin_points", *SWEEP_PROVENANCE), "texts": ("description",),
+    "settings": {"experiment": AlKhateebConfig, "settings": AlKhateebConfig},
+}  # fmt: skip
+"""The provenance fields of an evaluator file that :func:`load_evaluator` checks when present
+(:meth:`~evolving_ttt.records.Fields.provenance`): those of the book's TTT (chapter 15) and of a sweep's task;
+``player``, the reading a saved player plays with, is checked too."""
+
 
 def save_evaluator(weights: np.ndarray, steps: np.ndarray, path: str | Path, /, **provenance) -> None:
     """Save one evaluator as JSON, written whole at exactly ``path``: its 72 weights and 72 step sizes, and where
@@ -504,7 +514,11 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
 
     The format (version 1) is a JSON object with ``format`` ``"al-khateeb-evaluator"``, ``version`` 1,
     ``layers`` ``[9, 5, 3, 1]``, ``weights`` (72 numbers) and ``step_sizes`` (72 positive numbers), every number
-    a finite JSON number (not a text, not a boolean). Every other field is provenance and is returned as it is.
+    a finite JSON number (not a text, not a boolean). Every other field is provenance and is returned as it is;
+    the fields the book's savers write are checked when present (:data:`EVALUATOR_PROVENANCE`), and ``player``
+    must be a reading of :class:`~evolving_ttt.al_khateeb.evaluator.OnePlySettings` (an object such as
+    ``{"view": "mover", "winning_moves": "evaluator"}``): a player loaded from the file plays with it, or with its
+    ``experiment``'s, so a reading of the wrong type is refused rather than replaced by the book's.
 
     Raises
     ------
@@ -525,6 +539,13 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
     steps = fields.numbers("step_sizes", (EVALUATOR_WEIGHTS,))
     if np.any(steps <= 0):
         raise fields.fail("step_sizes", f"holds {steps.min()}; step sizes must be positive")
+    fields.provenance(**EVALUATOR_PROVENANCE)
+    reading = fields.optional(fields.mapping, "player")
+    if reading is not None:
+        try:
+            OnePlySettings(**reading)
+        except (TypeError, ValueError) as error:
+            raise fields.fail("player", f"is not a player's reading (view, winning_moves, depth): {error}") from None
     provenance = {k: v for k, v in record.items() if k not in EVALUATOR_FIELDS}
     return weights, steps, provenance
 

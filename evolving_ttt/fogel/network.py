@@ -16,7 +16,15 @@ import numpy as np
 
 from evolving_ttt.game import EMPTY, X, check_count, check_instance, check_mark, legal_moves, network_input
 from evolving_ttt.numerics import fixed_matmul, sigmoid
-from evolving_ttt.records import Fields, check_path, check_provenance, json_text, read_record, write_checked
+from evolving_ttt.records import (
+    SWEEP_PROVENANCE,
+    Fields,
+    check_path,
+    check_provenance,
+    json_text,
+    read_record,
+    write_checked,
+)
 
 MIN_HIDDEN, MAX_HIDDEN = 1, 10
 """Bounds on the number of hidden nodes H (chapter 2)."""
@@ -313,6 +321,15 @@ NETWORK_VERSION = 1
 NETWORK_FIELDS = ("format", "version", "hidden_count", "hidden_weights", "hidden_bias", "output_weights", "output_bias")
 """The fields of a network file; any other field is provenance (chapter 7)."""
 
+NETWORK_PROVENANCE = {
+    "counts": ("trial", "generation", *SWEEP_PROVENANCE), "texts": ("description",),
+    "settings": {"experiment": None, "settings": None},
+}  # fmt: skip
+"""The provenance fields of a network file that :func:`load_network` checks when present
+(:meth:`~evolving_ttt.records.Fields.provenance`): those of a champion (chapter 7) and of a sweep's task. The
+experiment's settings are checked to be an object only (``ExperimentConfig.from_dict`` reads them): the settings
+live in :mod:`evolving_ttt.fogel.evolution`, which builds on this module."""
+
 
 def save_network(network: Network, path: str | Path, /, **provenance) -> None:
     """Save a network as human-readable JSON, written whole at exactly ``path`` (chapter 7).
@@ -353,7 +370,7 @@ def load_network(path: str | Path) -> tuple[Network, dict]:
     ``hidden_count`` (a whole number H from 1 to 10), ``hidden_weights`` (H lists of 9 numbers),
     ``hidden_bias`` (H numbers), ``output_weights`` (9 lists of H numbers) and ``output_bias`` (9 numbers), every
     number a finite JSON number (not a text, not a boolean). Every other field is provenance and is returned
-    as it is.
+    as it is; the fields the book's savers write are checked when present (:data:`NETWORK_PROVENANCE`).
 
     Raises
     ------
@@ -370,5 +387,6 @@ def load_network(path: str | Path) -> tuple[Network, dict]:
     shapes = {"hidden_weights": (hidden, 9), "hidden_bias": (hidden,), "output_weights": (9, hidden),
               "output_bias": (9,)}  # fmt: skip
     network = Network(*(fields.numbers(name, shape) for name, shape in shapes.items()))
+    fields.provenance(**NETWORK_PROVENANCE)
     provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
     return network, provenance

@@ -263,6 +263,8 @@ def load_capacity(path: str | Path) -> dict:
     top = Fields(path, record, "a Ling-Lam capacity study")
     top.integer("seed", 0)
     top.integer("max_iterations", 1)
+    taus = top.get("taus")
+    top.numbers("taus", (len(taus) if isinstance(taus, list) and taus else 1,), 0.0)
     targets = top.get("targets")
     if not isinstance(targets, list) or not targets:
         raise top.fail("targets", "must be a non-empty list")
@@ -283,6 +285,10 @@ def load_capacity(path: str | Path) -> dict:
             row_fields = Fields(path, row, f"a Ling-Lam capacity study, target {k}, a restart")
             row_fields.integer("restart", 0)
             value = row_fields.number("best_fitness", 0.0, 1.0)
+            stages = row_fields.get("stage_fitness")
+            row_fields.numbers("stage_fitness", (len(stages) if isinstance(stages, list) and stages else 1,), 0.0, 1.0)
+            row_fields.integer("evaluations", 0)
+            row_fields.number("seconds", 0.0)
             if value > best:
                 raise fields.fail("best_fitness", "is below a restart's best fitness")
     return record

@@ -60,6 +60,7 @@ from evolving_ttt.ling_lam.network import (
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.records import (  # the careful file layer
+    SWEEP_PROVENANCE,
     Fields,
     check_path,
     check_provenance,
@@ -485,6 +486,9 @@ def save_runs_summary(
 def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
     """Load a file written by :func:`save_runs_summary`: the runs by label (curves sampled) and the provenance.
 
+    The provenance the book writes is checked when present: ``command`` and ``description`` texts, ``commands``
+    a list of texts.
+
     Raises
     ------
     ValueError
@@ -507,8 +511,10 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
         if unknown:
             raise fields.fail(unknown[0], "is not a field of a run")
         method = fields.text("method", tuple(METHODS))
-        config = fields.settings("experiment", LingLamConfig)
+        config = fields.config("experiment", LingLamConfig)
         runs[label] = _training_run(fields, lambda n: n, method, config, curve_step)
+    top.provenance(texts=("command", "description"))
+    top.optional(top.texts, "commands")
     provenance = {k: v for k, v in record.items() if k not in RUNS_FIELDS}
     return runs, provenance
 
@@ -583,8 +589,9 @@ def save_trained_network(network: TrainedNetwork, path: str | Path, **provenance
 def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     """Load a network saved by :func:`save_trained_network`; return it and the file's provenance.
 
-    The provenance that :meth:`TrainingRun.provenance` writes is checked when present: ``fitness`` in [0, 1],
-    ``seed``, ``run`` and ``iterations`` whole numbers, ``experiment`` valid settings.
+    The provenance that :meth:`TrainingRun.provenance` and a sweep write is checked when present: ``fitness`` in
+    [0, 1], ``seed``, ``run``, ``iterations``, ``sweep_cell`` and ``task`` whole numbers, ``experiment`` and
+    ``settings`` objects of valid settings, ``description`` a text.
 
     Raises
     ------
@@ -607,12 +614,11 @@ def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     genes = fields.numbers("genes", (gene_count(kind, hidden),), -1.0, 1.0)
     if fields.has("fitness"):
         fields.number("fitness", 0.0, 1.0)
-    for name, low in (("seed", 0), ("run", 0), ("iterations", 1)):
-        if fields.has(name):
-            fields.integer(name, low)
+    fields.optional(fields.integer, "iterations", 1)
+    fields.provenance(counts=("run", *SWEEP_PROVENANCE), texts=("description",), settings={"settings": LingLamConfig})
     provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
     if fields.has("experiment"):  # every setting, those a file written before they existed lacks at their default
-        provenance["experiment"] = json.loads(json.dumps(fields.settings("experiment", LingLamConfig).as_dict()))
+        provenance["experiment"] = json.loads(json.dumps(fields.config("experiment", LingLamConfig).as_dict()))
     return TrainedNetwork(kind, genes, order), provenance
 
 

@@ -32,6 +32,7 @@ from evolving_ttt.mohammadi.coevolution import (
 from evolving_ttt.mohammadi.judge import OPPONENTS, choose_candidates, program_exact_results, scripted_judge
 from evolving_ttt.mohammadi.programs import (
     NIL,
+    TAKEN_READINGS,
     check_program,
     parse_program,
     playable_boards,
@@ -39,7 +40,7 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
-from evolving_ttt.records import Fields, check_path, read_record, write_checked
+from evolving_ttt.records import SWEEP_PROVENANCE, Fields, check_path, read_record, write_checked
 from evolving_ttt.run_cache import cached_run
 
 GENERATION_STATISTICS = (
@@ -415,7 +416,7 @@ def _series_record(path: Path, record: object) -> SeriesRecord:
     unknown = sorted(map(str, set(record) - {"format", "version", "config", "seed", "statistics", "runs"}))
     if unknown:
         raise fields.fail(unknown[0], "is not a field of a series record")
-    config = fields.settings("config", MohammadiConfig)
+    config = fields.config("config", MohammadiConfig)
     seed = fields.integer("seed", 0)
     runs = fields.get("runs")
     if not isinstance(runs, list) or not 1 <= len(runs) <= config.runs:
@@ -478,15 +479,24 @@ def series_games(config: MohammadiConfig) -> int:
 PROGRAM_FORMAT = "mohammadi-ttt-program"
 """The ``format`` field of a saved program (chapter 19)."""
 
+PROGRAM_PROVENANCE = {
+    "counts": ("run", "candidate", *SWEEP_PROVENANCE), "texts": ("chosen_as",),
+    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"config": MohammadiConfig,
+                                                                          "settings": MohammadiConfig},
+}  # fmt: skip
+"""The provenance fields of a saved program that :func:`load_program` checks when present
+(:meth:`~evolving_ttt.records.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task."""
+
 
 def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance) -> None:
     """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 19).
 
     The file holds ``{"format": "mohammadi-ttt-program", "version": 1, "program": "PLAY-AT(...)",
-    "provenance": {...}}``; the provenance is free-form JSON (seed, settings, how it was chosen), kept apart from
-    the format's own fields. Written whole or not at all, at exactly ``path``, once :func:`load_program` reads it
-    back: a program taller than :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`, or a provenance
-    that is not plain JSON, raises ``ValueError`` and writes nothing.
+    "provenance": {...}}``; the provenance is JSON (seed, settings, how it was chosen), kept apart from the
+    format's own fields; the fields :func:`load_program` knows must be of their type. Written whole or not at all,
+    at exactly ``path``, once :func:`load_program` reads it back: a program taller than
+    :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`, or a provenance that is not plain JSON or has a
+    known field of the wrong type, raises ``ValueError`` and writes nothing.
     """
     if isinstance(program, str):
         text = program
@@ -506,12 +516,18 @@ def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance
 def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     """Read a program saved by :func:`save_program`; returns ``(program, provenance)`` (chapter 19).
 
+    The provenance the book's savers write is checked where present (:data:`PROGRAM_PROVENANCE`): ``taken`` one
+    of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``config`` and ``settings`` objects of
+    :class:`MohammadiConfig` settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers,
+    ``chosen_as`` a text, ``losses_to_perfect`` and ``wins_against_random`` numbers. A player's reading comes from
+    them (``taken``, else the config's), so a field of the wrong type is refused, never replaced by a default.
+
     Raises
     ------
     ValueError
-        Naming the file and what is wrong: not JSON, another format or version, a missing field, or a
-        program text that does not parse (with the character where it fails) or is taller than
-        :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`.
+        Naming the file and what is wrong: not JSON, another format or version, a missing field, a provenance
+        field of the wrong type, or a program text that does not parse (with the character where it fails) or is
+        taller than :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`.
     """
     path = check_path(path)
     data = read_record(path, PROGRAM_FORMAT, "a saved program")
@@ -520,6 +536,9 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     provenance = data.get("provenance", {})
     if not isinstance(provenance, dict):
         raise ValueError(f'{path}: "provenance" must be a JSON object')
+    fields = Fields(path, provenance, "saved program, provenance")
+    fields.optional(fields.text, "taken", TAKEN_READINGS)
+    fields.provenance(**PROGRAM_PROVENANCE)
     try:
         program = parse_program(data["program"])
     except ValueError as error:

@@ -1,7 +1,7 @@
 # Build, test and benchmark the book. Needs only python3 (>= 3.11) and make:
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
-#   make book    build the HTML book into _build/html, executing the chapters whose code changed since the last build
-#   make book-fresh  the same, executing every chapter from scratch
+#   make book    build the HTML book into _build/html from the committed outputs (make test proves them current)
+#   make book-fresh  the same, executing every chapter (later runs re-execute only the chapters whose code changed)
 #   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
@@ -18,15 +18,16 @@ HTML     := _build/html/index.html
 # kept until the code changes (see CODE below).
 RUNS     := $(CURDIR)/_build/run-cache
 export TTT_RUN_CACHE := $(RUNS)
-# `make book` executes notebooks through jupyter-cache (execute_notebooks: cache in _config.yml), which re-executes
-# a chapter only when its code cells change. A chapter's outputs also depend on the package, the helpers, the
+# `make book` renders the outputs committed with the notebooks, which `make test` re-executes and compares (nbval).
+# `make book-fresh` executes notebooks through jupyter-cache (execute_notebooks: cache in _config.yml), which
+# re-executes a chapter only when its code cells change. A chapter's outputs also depend on the package, the helpers, the
 # saved players and the pinned packages: when any of those files changes, the cached outputs, the shared runs and
 # the built pages are all dropped, and every chapter is executed again.
 CACHE    := _build/.jupyter_cache
 CODE     := evolving_ttt ttt_helpers.py book/data requirements.txt pyproject.toml _config.yml
 CODE_SUM := _build/.code-checksum
-# The book configuration without notebook execution, for the strict build of `make test`; it sits beside
-# _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
+# The book configuration without notebook execution, for `make book` and the strict build of `make test`; it sits
+# beside _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
 NO_EXECUTE := .config-no-execute.yml
 
 .PHONY: all venv book book-fresh test play bench clean
@@ -43,7 +44,15 @@ $(STAMP): requirements.txt pyproject.toml
 	ln -sfn "$$($(PY) -c 'import jupyter_server_mathjax as m, pathlib; print(pathlib.Path(m.__file__).parent / "static")')" $(VENV)/mathjax
 	touch $@
 
-book: $(STAMP)
+$(NO_EXECUTE): _config.yml
+	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > $@
+	grep -q '^  execute_notebooks: "off"$$' $@
+
+book: $(STAMP) $(NO_EXECUTE)
+	$(JB) build . --config $(NO_EXECUTE)
+	@echo "Book built from the committed outputs: file://$(CURDIR)/$(HTML)"
+
+book-fresh: $(STAMP)
 	mkdir -p _build
 	@sum="$$(find $(CODE) -type f ! -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum)"; \
 	if [ "$$sum" != "$$(cat $(CODE_SUM) 2>/dev/null)" ]; then \
@@ -52,11 +61,7 @@ book: $(STAMP)
 		echo "$$sum" > $(CODE_SUM); \
 	fi
 	$(JB) build .
-	@echo "Book built: file://$(CURDIR)/$(HTML)"
-
-book-fresh: $(STAMP)
-	rm -rf $(CODE_SUM)
-	$(MAKE) book
+	@echo "Book built, every chapter executed: file://$(CURDIR)/$(HTML)"
 
 test: $(STAMP)
 	rm -rf $(RUNS)
@@ -64,11 +69,9 @@ test: $(STAMP)
 	$(PY) -m pytest -p no:nbval tests --ignore=tests/browser
 	$(PY) -m pytest --nbval book/
 	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
-	# so the strict build renders those outputs instead of executing everything a second time (`make book`
-	# still executes). The configuration is _config.yml with execution switched off, made here.
-	mkdir -p _build
-	sed 's/^  execute_notebooks: cache$$/  execute_notebooks: "off"/' _config.yml > $(NO_EXECUTE)
-	grep -q '^  execute_notebooks: "off"$$' $(NO_EXECUTE)
+	# so the strict build renders those outputs instead of executing everything a second time, as `make book`
+	# does (`make book-fresh` executes). The configuration is _config.yml with execution switched off.
+	$(MAKE) $(NO_EXECUTE)
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
 	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason.

@@ -9,6 +9,12 @@ LARGEST_WHOLE_NUMBER = 2**63 - 1
 a memory estimate can weigh it); the memory estimates refuse far smaller counts than this."""
 
 
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """``"1 run"``, ``"2 runs"``, ``"1,000 generations"``: a count with its noun in the right number."""
+    word = singular if count == 1 else (plural or singular + "s")
+    return f"{count:,} {word}"
+
+
 def _shown(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:30]) + f"... ({len(text)} characters)"
 

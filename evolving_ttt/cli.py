@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evolving_ttt.arena import arena_report, format_arena_table
-from evolving_ttt.arguments import whole_number
+from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
@@ -137,14 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     systems = registered_systems()
     parser = argparse.ArgumentParser(
         prog="python -m ttt_helpers",
+        formatter_class=_HelpFormatter,
         description="Evolved tic-tac-toe players of " + ", ".join(s.title for s in systems) + ": run each system's "
         "experiment, analyse a saved network, and measure every player of the book in the arena.",
     )  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
     for system in systems:
-        run = commands.add_parser(system.command, help=system.description, description=system.description)
+        run = commands.add_parser(system.command, help=system.description, description=system.description,
+                                  formatter_class=_HelpFormatter)  # fmt: skip
         system.add_arguments(run)
-        run.add_argument("--seed", type=whole_number, default=1)
+        run.add_argument("--seed", type=whole_number, default=1,
+                         help="the run's seed: task t draws from its own generator spawned from it")  # fmt: skip
         run.add_argument("--out", required=True, help="the file to write the record of every task to")
         run.add_argument("--workers", type=whole_number, default=None,
                          help="local processes to use (default: all cores); with --scheduler local, the cluster's "
@@ -155,13 +158,48 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument("--quiet", action="store_true", help="no progress bar")
         _add_force(run)
         run.set_defaults(system=system)
-    evaluate_cmd = commands.add_parser("evaluate", help="exact analysis of a saved Fogel network")
+    evaluate_cmd = commands.add_parser(
+        "evaluate", help="exact analysis of a saved Fogel network",
+        description="The exact analysis of a network saved by Fogel's command (--champion) or save_network: its "
+                    "expected score against the rule base, its results against every opponent (chapter 11).",
+    )  # fmt: skip
     evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
-    arena_cmd = commands.add_parser("arena", help="every player of the book on the same exact yardsticks")
+    arena_cmd = commands.add_parser(
+        "arena", help="every player of the book on the same exact yardsticks",
+        description="Every player the book saved in book/data, and every registered player, measured exactly "
+                    "(every game enumerated, none sampled) against the perfect and the random player, as X and as O, "
+                    "and against each other (chapter 24).",
+        formatter_class=_HelpFormatter,
+    )  # fmt: skip
     arena_cmd.add_argument("--json", help="also write the full table and the round robin to this .json file")
     _add_force(arena_cmd)
     _add_sweep_parser(commands, systems)
     return parser
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it has none (None, off) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.required or action.default in (None, False, [], argparse.SUPPRESS) or "default" in text:
+            return text
+        shown = ",".join(f"{v:g}" for v in action.default) if isinstance(action.default, tuple) else "%(default)s"
+        return f"{text} (default: {shown})" if text else f"(default: {shown})"
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` ran, for its usage line in an error; the top parser otherwise."""
+    if args is None:
+        return parser
+    found = parser
+    for dest in ("command", "action"):
+        name = getattr(args, dest, None)
+        groups = [a for a in found._actions if isinstance(a, argparse._SubParsersAction)]
+        if name is None or not groups or name not in groups[0].choices:
+            break
+        found = groups[0].choices[name]
+    return found
 
 
 def _add_force(parser: argparse.ArgumentParser) -> None:
@@ -169,9 +207,17 @@ def _add_force(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_sweep_parser(commands, systems) -> None:
-    sweep_cmd = commands.add_parser("sweep", help="a grid of settings of any system over many seeds, kept in SQLite")
+    sweep_cmd = commands.add_parser(
+        "sweep", help="a grid of settings of any system over many seeds, kept in SQLite",
+        description="Sweep any setting of any system over many seeds (chapter 20): run a grid into a SQLite "
+                    "database (resumable), count what is done, or export one row per task as CSV.",
+    )  # fmt: skip
     actions = sweep_cmd.add_subparsers(dest="action", required=True)
-    run = actions.add_parser("run", help="run the sweep's tasks not yet recorded in --db")
+    run = actions.add_parser(
+        "run", help="run the sweep's tasks not yet recorded in --db",
+        formatter_class=_HelpFormatter,
+        description="Run every task of the grid x seeds not yet recorded in --db; the same command resumes it.",
+    )  # fmt: skip
     run.add_argument("sweep_system", metavar="SYSTEM", choices=[s.name for s in systems],
                      help=f"one of {', '.join(s.name for s in systems)}")  # fmt: skip
     run.add_argument("--set", dest="grid", action="append", default=[], metavar="KEY=V1,V2,...",
@@ -184,10 +230,13 @@ def _add_sweep_parser(commands, systems) -> None:
     run.add_argument("--workers", type=whole_number, default=None, help="local processes (default: all cores)")
     run.add_argument("--scheduler", default=None, help="'local' or the address of a Dask scheduler")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    status = actions.add_parser("status", help="print how many of the sweep's tasks are done")
-    status.add_argument("--db", required=True)
-    export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV")
-    export.add_argument("--db", required=True)
+    status = actions.add_parser("status", help="print how many of the sweep's tasks are done",
+                                description="Print how many of the sweep's tasks are recorded in --db.")  # fmt: skip
+    status.add_argument("--db", required=True, help="the sweep's SQLite file")
+    export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV",
+                                description="Write the sweep's table as CSV: one row per task, its settings and "
+                                            "its measures (chapter 20).")  # fmt: skip
+    export.add_argument("--db", required=True, help="the sweep's SQLite file (read, never written)")
     export.add_argument("--csv", required=True, help="the .csv file to write")
     _add_force(export)
 
@@ -226,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
     except (ValueError, OSError, MemoryError, sqlite3.Error) as error:
         _discard(outputs)
-        parser.error(_one_line(error))
+        _subparser(parser, args).error(_one_line(error))
     finally:
         _discard(outputs)
         if previous is not None:
@@ -365,7 +414,7 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
         outputs.append(csv)
         table = sweep_table(check_input_file(args.db, "--db"))
         csv.write_text(table.to_csv(index=False))
-        print(f"wrote {csv.path}: {len(table)} tasks")
+        print(f"wrote {csv.path}: {counted(len(table), 'task')}")
         return 0
     system = get_system(args.sweep_system)
     definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds)

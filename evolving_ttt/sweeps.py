@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_ttt.arena import measure, reference_players
+from evolving_ttt.arguments import counted
 from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
@@ -324,7 +325,7 @@ def status_line(store: SweepStore) -> str:
     system = get_system(store.definition["system"])
     cells = check_sweep_size(system, store.definition)
     total = store.definition["seeds"] * sum(system.task_count(cell) for cell in cells)
-    return f"{len(store.done())} of {total} tasks done"
+    return f"{len(store.done()):,} of {counted(total, 'task')} done"
 
 
 def sweep(

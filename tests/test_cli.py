@@ -58,7 +58,7 @@ def test_evolve_command_passes_every_option_through(tmp_path, capsys):
                    "--quiet", "--workers", "1", "--payoff", "1,-1,0", "--rule-d", "opponent", "--first-reply", "rules",
                    "--strict-selection", "--spread-is", "variance"])  # fmt: skip
     assert code == 0
-    assert "1 trials x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
+    assert "1 trial x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
     config = load_run(out).config
     assert config == ExperimentConfig(
         parents=6, generations=2, trials=1,
@@ -87,7 +87,7 @@ BAD_EVOLVE_ARGUMENTS = [
                                     r"\(401 characters\)"),
     (["--trials", "1" * 5000], r"argument --trials: expected a whole number >= 0; got '1111.*\(5000 characters\)"),
     (["--seed", str(2**63)], r"argument --seed: expected a whole number up to 2\*\*63 - 1"),
-    (["--generations", str(10**12)], r"evolve with 1 trials x 1000000000000 generations, .* needs about .* GiB"),
+    (["--generations", str(10**12)], r"evolve with 1 trial x 1,000,000,000,000 generations, .* needs about .* GiB"),
     (["--generations", "0"], r"error: --generations 0: generations must be a whole number >= 1; got 0"),
     (["--trials", "0"], r"error: --trials 0: trials must be a whole number >= 1; got 0"),
     (["--workers", "0"], r"--workers must be a whole number >= 1; got 0"),
@@ -248,8 +248,8 @@ def test_arena_command_prints_the_table_and_writes_the_json(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("command", "message"),
     [
-        (["al-khateeb", "--runs", "100000000"], "al-khateeb with 100000000 runs x .* needs about .* GiB.* Use fewer"),
-        (["ling-lam", "--seeds", "100000000"], "ling-lam with .* 100000000 seeds x .* needs about .* GiB.* Use fewer"),
+        (["al-khateeb", "--runs", "100000000"], "al-khateeb with 100,000,000 runs x .* needs about .* GiB.* Use fewer"),
+        (["ling-lam", "--seeds", "100000000"], "ling-lam with .* 100,000,000 seeds x .* needs about .* GiB.* Use fewer"),
         (["mohammadi", "--population", "100000000"], "mohammadi with .* population 100000000, .* needs about .* GiB"),
     ],
 )

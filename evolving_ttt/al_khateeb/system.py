@@ -38,7 +38,7 @@ from evolving_ttt.al_khateeb.evaluator import (
 )
 from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, progress_curve, ttt_provenance
 from evolving_ttt.al_khateeb.search import search_move, search_values
-from evolving_ttt.arguments import whole_number
+from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import rule_base_policy
 from evolving_ttt.game import O, X
 from evolving_ttt.outcomes import perfect_policy
@@ -207,8 +207,10 @@ def book_players() -> tuple[ArenaPlayer, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The experiment's size, the readings of chapter 14, and ``--champion``."""
-    parser.add_argument("--runs", type=whole_number, default=PAPER_AL_KHATEEB.runs)
-    parser.add_argument("--generations", type=whole_number, default=PAPER_AL_KHATEEB.generations)
+    parser.add_argument("--runs", type=whole_number, default=PAPER_AL_KHATEEB.runs,
+                        help="independent co-evolutions, each from its own seed")  # fmt: skip
+    parser.add_argument("--generations", type=whole_number, default=PAPER_AL_KHATEEB.generations,
+                        help="generations per run")  # fmt: skip
     parser.add_argument("--champion", help="also save TTT, the winner of the final round robin, to this JSON file")
     parser.add_argument("--view", choices=VIEWS, default="mover",
                         help="boards seen from the mover's side (default) or always from X's")  # fmt: skip
@@ -235,7 +237,8 @@ def estimated_memory(settings: AlKhateebConfig, workers: int) -> int:
 
 
 def describe(settings: AlKhateebConfig) -> str:
-    return f"{settings.runs} runs x {settings.generations} generations, {settings.population} networks"
+    return (f"{counted(settings.runs, 'run')} x {counted(settings.generations, 'generation')}, "
+            f"{counted(settings.population, 'network')}")  # fmt: skip
 
 
 def summary(record: CoevolutionRun) -> str:

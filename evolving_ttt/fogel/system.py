@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.arguments import whole_number
+from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.evolution import (
     PAPER_EXPERIMENT,
     EvolutionRun,
@@ -28,7 +28,7 @@ from evolving_ttt.fogel.evolution import (
 from evolving_ttt.fogel.evolution import estimated_memory as _estimated_memory
 from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs, save_network
-from evolving_ttt.fogel.opponent import OpponentRules
+from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OpponentRules
 from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
 from evolving_ttt.fogel.study import control_glance
 from evolving_ttt.game import O, X
@@ -147,10 +147,14 @@ def _payoff_argument(text: str) -> tuple[float, float, float]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The experiment's size, the paper's open readings, and ``--champion``."""
-    parser.add_argument("--trials", type=whole_number, default=PAPER_EXPERIMENT.trials)
-    parser.add_argument("--generations", type=whole_number, default=PAPER_EXPERIMENT.generations)
-    parser.add_argument("--parents", type=whole_number, default=PAPER_EXPERIMENT.parents)
-    parser.add_argument("--payoff", type=_payoff_argument, default=PAPER_PAYOFF, help="win,loss,draw (default 1,-10,0)")
+    parser.add_argument("--trials", type=whole_number, default=PAPER_EXPERIMENT.trials,
+                        help="independent evolutions, each from its own seed")  # fmt: skip
+    parser.add_argument("--generations", type=whole_number, default=PAPER_EXPERIMENT.generations,
+                        help="generations per trial")  # fmt: skip
+    parser.add_argument("--parents", type=whole_number, default=PAPER_EXPERIMENT.parents,
+                        help="networks kept each generation; each makes one offspring")  # fmt: skip
+    parser.add_argument("--payoff", type=_payoff_argument, default=PAPER_PAYOFF,
+                        help="points for a win, a loss and a draw against the rule base, as win,loss,draw")  # fmt: skip
     parser.add_argument("--rule-d", choices=("own", "opponent"), default="own",
                         help="rule (d) develops lines holding an O (own, the paper) or an X (opponent)")  # fmt: skip
     parser.add_argument("--first-reply", choices=("cycle", "rules"), default="cycle",
@@ -194,13 +198,17 @@ def estimated_memory(settings: ExperimentConfig, workers: int) -> int:
 
 
 def describe(settings: ExperimentConfig) -> str:
-    return f"{settings.trials} trials x {settings.generations} generations, {settings.parents} parents"
+    return (f"{counted(settings.trials, 'trial')} x {counted(settings.generations, 'generation')}, "
+            f"{counted(settings.parents, 'parent')}")  # fmt: skip
 
 
 def summary(record: EvolutionRun) -> str:
     final = record.best_score[:, -1]
-    return (f"mean best score in the last generation {final.mean():.2f} "
-            f"(trials range {final.min():g} to {final.max():g})")  # fmt: skip
+    payoff, games = record.config.selection.payoff, GAMES_PER_EVALUATION
+    return (f"mean best score in the last generation {final.mean():.2f} (trials range {final.min():g} to "
+            f"{final.max():g}; sampled: the points of {games} random games against the rule base, from "
+            f"{games * min(payoff):g} to {games * max(payoff):g}; `evaluate` gives a network's exact expected "
+            "score)")  # fmt: skip
 
 
 def write_outputs(record: EvolutionRun, args: argparse.Namespace, paths: dict[str, Path]) -> dict[str, str]:

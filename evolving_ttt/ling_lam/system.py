@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.arguments import whole_number
+from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.game import O, X
 from evolving_ttt.ling_lam.experiment import (
     METHODS,
@@ -208,15 +208,18 @@ def book_players() -> tuple[ArenaPlayer, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Seeds, iterations, methods, the readings of chapter 17, and ``--data-dir``."""
-    parser.add_argument("--seeds", type=whole_number, default=PAPER_LING_LAM.seeds, help="runs per method (20)")
-    parser.add_argument("--iterations", type=whole_number, default=PAPER_LING_LAM.iterations)
+    parser.add_argument("--seeds", type=whole_number, default=PAPER_LING_LAM.seeds,
+                        help="runs per method, each from its own seed (the paper reports one run)")  # fmt: skip
+    parser.add_argument("--iterations", type=whole_number, default=PAPER_LING_LAM.iterations,
+                        help="iterations of each run's GA")  # fmt: skip
     parser.add_argument("--methods", default="nndtf,baseline",
                         help=f"comma-separated, from {', '.join(METHODS)} (default nndtf,baseline)")  # fmt: skip
     parser.add_argument("--order", choices=HIDDEN_ORDERS, default=PAPER_LING_LAM.order,
                         help="how the hidden neurons read their neighbours (default simultaneous)")  # fmt: skip
     parser.add_argument("--replacement", choices=REPLACEMENT_READINGS, default=PAPER_LING_LAM.replacement,
                         help="Figure 7 read as the paper's text (default) or its pseudocode")  # fmt: skip
-    parser.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_LING_LAM.training_source)
+    parser.add_argument("--training-source", choices=TRAINING_SOURCES, default=PAPER_LING_LAM.training_source,
+                        help="where the 100 training positions come from (chapter 22)")  # fmt: skip
     parser.add_argument("--data-dir", help="also write ling_lam_runs.json and the fittest network of each method "
                         "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
 
@@ -259,7 +262,8 @@ def estimated_memory(settings: LingLamConfig, workers: int) -> int:
 
 
 def describe(settings: LingLamConfig) -> str:
-    return f"{', '.join(settings.methods)}; {settings.seeds} seeds x {settings.iterations} iterations"
+    return (f"{', '.join(settings.methods)}; {counted(settings.seeds, 'seed')} x "
+            f"{counted(settings.iterations, 'iteration')}")  # fmt: skip
 
 
 def summary(record: dict[str, TrainingRun]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.arguments import whole_number
+from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import rule_base_policy
 from evolving_ttt.game import O, X
 from evolving_ttt.mohammadi.coevolution import (
@@ -178,13 +178,16 @@ def book_players() -> tuple[ArenaPlayer, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The series' size, the judge, the readings of chapter 19, and ``--champion``."""
     default = PAPER_MOHAMMADI
-    parser.add_argument("--runs", type=whole_number, default=default.runs)
-    parser.add_argument("--generations", type=whole_number, default=default.generations, help="per run")
-    parser.add_argument("--population", type=whole_number, default=default.population)
+    parser.add_argument("--runs", type=whole_number, default=default.runs,
+                        help="runs in the series; the judge keeps seeds between two runs")  # fmt: skip
+    parser.add_argument("--generations", type=whole_number, default=default.generations, help="generations per run")
+    parser.add_argument("--population", type=whole_number, default=default.population,
+                        help="programs in the one population")  # fmt: skip
     parser.add_argument("--judge", choices=JUDGES, default=default.judge,
                         help="who keeps the seeds of the next run: the scripted judge (perfect), a random pick, "
                              "or nobody (the population carries on)")  # fmt: skip
-    parser.add_argument("--seeds-kept", type=whole_number, default=default.seeds_kept)
+    parser.add_argument("--seeds-kept", type=whole_number, default=default.seeds_kept,
+                        help="programs the judge keeps for the next run (the paper's N)")  # fmt: skip
     parser.add_argument("--playat-counted", choices=PLAYAT_READINGS, default=default.playat_counted,
                         help="the PLAY-AT bonus is paid per PLAY-AT node (each) or once for any")  # fmt: skip
     parser.add_argument("--taken", choices=TAKEN_READINGS, default=default.taken,
@@ -230,16 +233,18 @@ def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
 
 
 def describe(settings: MohammadiConfig) -> str:
-    return (f"{settings.runs} runs x {settings.generations} generations, population {settings.population}, "
-            f"{settings.judge} judge")  # fmt: skip
+    return (f"{counted(settings.runs, 'run')} x {counted(settings.generations, 'generation')}, population "
+            f"{settings.population}, {settings.judge} judge")  # fmt: skip
 
 
 def summary(record: SeriesRecord) -> str:
     lines = []
     for number, run in enumerate(record.runs, start=1):
         best = run.results["perfect"][:, :, 2].sum(axis=1).min()
-        lines.append(f"  run {number}: mean fitness {run.fitness.mean():.1f}; fewest expected losses to the perfect "
-                     f"player among the candidates {best:.3f} of 2 games")  # fmt: skip
+        lines.append(f"  run {number}: mean fitness {run.fitness.mean():.1f} (points over each program's "
+                     f"{record.config.group_size} double games against a random chain, bonuses included); "
+                     f"fewest expected losses to the perfect player among the candidates {best:.3f} of 2 games "
+                     "(exact)")  # fmt: skip
     champion = parse_program(record.champion())
     provenance = series_provenance(record)
     rule_base = program_exact_results([champion], rule_base_policy, taken=record.config.taken)[0]

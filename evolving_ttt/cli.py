@@ -36,14 +36,14 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from evolving_ttt.arena import arena_report, format_arena_table
+from evolving_ttt.arena import arena_report, catalogue, format_arena_table
 from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
 from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
-from evolving_ttt.systems import check_settings, get_system, registered_systems, run_system
+from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
 
 INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
 """The exit statuses of a command stopped by Ctrl-C (SIGINT) and by SIGTERM (128 + the signal's number)."""
@@ -159,11 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
         _add_force(run)
         run.set_defaults(system=system)
     evaluate_cmd = commands.add_parser(
-        "evaluate", help="exact analysis of a saved Fogel network",
-        description="The exact analysis of a network saved by Fogel's command (--champion) or save_network: its "
-                    "expected score against the rule base, its results against every opponent (chapter 11).",
+        "evaluate", help="every exact yardstick of a saved player of any system",
+        description="A player saved by any system's command (--champion, --data-dir) or save_player, measured "
+                    "exactly like the book's players in the arena (chapter 24); for Fogel's networks, first the "
+                    "exact analysis of chapter 11.",
     )  # fmt: skip
-    evaluate_cmd.add_argument("network", help="a network JSON file written by save_network")
+    evaluate_cmd.add_argument("network", metavar="FILE", help="a player's JSON file, of any system")
     arena_cmd = commands.add_parser(
         "arena", help="every player of the book on the same exact yardsticks",
         description="Every player the book saved in book/data, and every registered player, measured exactly "
@@ -172,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )  # fmt: skip
     arena_cmd.add_argument("--json", help="also write the full table and the round robin to this .json file")
+    arena_cmd.add_argument("--add", nargs="+", default=[], metavar="FILE",
+                           help="players saved by any system (JSON files) to measure beside the book's")  # fmt: skip
     _add_force(arena_cmd)
     _add_sweep_parser(commands, systems)
     return parser
@@ -233,6 +236,11 @@ def _add_sweep_parser(commands, systems) -> None:
     status = actions.add_parser("status", help="print how many of the sweep's tasks are done",
                                 description="Print how many of the sweep's tasks are recorded in --db.")  # fmt: skip
     status.add_argument("--db", required=True, help="the sweep's SQLite file")
+    summary = actions.add_parser("summary", help="print every cell's yardsticks: means, 95% intervals, n",
+                                 description="Print, for every cell of the sweep in --db, the mean of each of the "
+                                             "arena's yardsticks over its tasks, with its 95% t interval and the "
+                                             "number of tasks (chapter 20).")  # fmt: skip
+    summary.add_argument("--db", required=True, help="the sweep's SQLite file (read, never written)")
     export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV",
                                 description="Write the sweep's table as CSV: one row per task, its settings and "
                                             "its measures (chapter 20).")  # fmt: skip
@@ -318,8 +326,18 @@ def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
         return _arena_command(args, outputs)
     if args.command == "sweep":
         return _sweep_command(args, outputs)
-    network, provenance = load_network(check_input_file(args.network, "network"))
-    print(evaluation_report(network, provenance))
+    path = check_input_file(args.network, "FILE")
+    try:
+        network, provenance = load_network(path)
+    except ValueError:
+        network = None
+    if network is not None:
+        print(evaluation_report(network, provenance))
+        print()
+    player = player_from_file(path)
+    report = arena_report([*catalogue(), player])  # beside the book's players, so that its round robin means something
+    print(format_arena_table(report))
+    print(f"{player.name}: the last row; the rows above are the book's players (python -m ttt_helpers arena)")
     return 0
 
 
@@ -401,13 +419,17 @@ def system_command(system, args: argparse.Namespace, outputs: list[Output] | Non
 
 
 def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
-    """``sweep run``, ``sweep status`` and ``sweep export`` (chapter 20)."""
+    """``sweep run``, ``sweep status``, ``sweep summary`` and ``sweep export`` (chapter 20)."""
     from evolving_ttt.store import SweepStore
     from evolving_ttt.sweeps import check_sweep_size, parse_grid, status_line, sweep, sweep_definition, sweep_table
+    from evolving_ttt.sweeps import sweep_summary as summary_text
 
     if args.action == "status":
-        with SweepStore(args.db) as store:
+        with SweepStore(check_input_file(args.db, "--db")) as store:
             print(status_line(store))
+        return 0
+    if args.action == "summary":
+        print(summary_text(check_input_file(args.db, "--db")))
         return 0
     if args.action == "export":
         (csv,) = check_output_paths({"--csv": (args.csv, ".csv")}, args.force, {"--db": args.db}).values()
@@ -442,7 +464,8 @@ def _arena_command(args: argparse.Namespace, outputs: list[Output]) -> int:
                   if path.is_file()}  # fmt: skip
     made = check_output_paths({"--json": (args.json, ".json")}, args.force, book_files) if args.json else {}
     outputs.extend(made.values())
-    report = arena_report()
+    added = [player_from_file(check_input_file(path, "--add")) for path in args.add]
+    report = arena_report([*catalogue(), *added] if added else None)
     text = json.dumps(report, indent=1, allow_nan=False) + "\n"
     print(format_arena_table(report))
     if made:

@@ -38,7 +38,7 @@ from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.store import SweepStore
 from evolving_ttt.systems import get_system, system_player
-from evolving_ttt.tables import sweep_table
+from evolving_ttt.tables import YARDSTICKS, cell_summary, sweep_table
 
 SWEEP_FORMAT = "ttt-sweep"
 """The ``format`` of a sweep's definition (chapter 20)."""
@@ -381,6 +381,33 @@ def sweep(
         if progress:
             print(status_line(store))
     return sweep_table(db)
+
+
+def sweep_summary(db: str | Path) -> str:
+    """Every cell of the sweep in ``db`` as text: the mean of each of the arena's yardsticks over the cell's tasks,
+    with its 95% t interval, and the number of tasks (``python -m ttt_helpers sweep summary``)."""
+    table = sweep_table(db)
+    if not len(table):
+        return f"{db}: no task recorded yet"
+    measures = [m for m in YARDSTICKS if m in table.columns]
+    summary = cell_summary(table, measures)
+    by = [c for c in summary.columns if c not in measures and not c.endswith(("_low", "_high")) and c != "n"]
+    lines = []
+    for _, row in summary.iterrows():
+        shown = [(key, int(row[key]) if isinstance(row[key], float) and row[key].is_integer() else row[key])
+                 for key in by]  # fmt: skip
+        cell = ", ".join(f"{key}={value}" for key, value in shown) or "the paper's settings"
+        count = int(row["n"])
+        lines.append(f"{cell} ({counted(count, 'task')}):")
+        for m in measures:
+            interval = (f"95% interval {row[m + '_low']:.4f} to {row[m + '_high']:.4f}" if count > 1
+                        else "one task: no interval")  # fmt: skip
+            lines.append(f"  {m:<17} {row[m]:>9.4f}   {interval}")
+    lines.append("points_*: expected points per game (1 a win, 1/2 a draw, 0 a loss) against the perfect or the "
+                 "random player as X or as O; fogel_score: the expected score of Fogel's 32-game protocol as X "
+                 "(from -320 to 32); can_lose: the share of the cell's players that some opponent can beat; all "
+                 "exact for each player, averaged over the cell's tasks.")  # fmt: skip
+    return "\n".join(lines)
 
 
 def sweep_player(db: str | Path, cell: int, seed: int, task: int) -> ArenaPlayer:

@@ -322,6 +322,33 @@ def run_system(
     return system.merge(settings, _check_seed(seed), results)
 
 
+def player_from_file(path: str | Path, name: str | None = None) -> ArenaPlayer:
+    """The player saved in ``path`` by any registered system's ``save_player``, as an
+    :class:`~evolving_ttt.players.ArenaPlayer` named ``name`` (default: the file's name without its suffix).
+
+    Every system's ``load_player`` is tried in the registry's order; the first that reads the file wins.
+
+    Raises
+    ------
+    ValueError
+        If no system reads it, with what each said (the file's own format field first).
+    """
+    path = Path(path)
+    reasons = []
+    for system in registered_systems():
+        try:
+            player, provenance = system.load_player(path)
+        except ValueError as error:
+            reasons.append(f"{system.name}: {' '.join(str(error).split())[:160]}")
+            continue
+        training = provenance.get("training", "") if isinstance(provenance, dict) else ""
+        return system_player(system, player, name or path.stem, f"loaded from {path}",
+                             training if isinstance(training, str) else "")  # fmt: skip
+    if len({reason.partition(": ")[2] for reason in reasons}) == 1:  # the same for all: the file is no JSON player
+        raise ValueError(f"{path} is not a player saved by any system of the book: {reasons[0].partition(': ')[2]}")
+    raise ValueError(f"{path} is not a player saved by any system of the book; " + "; ".join(reasons))
+
+
 def system_player(
     system: Any, player: Any, name: str, description: str = "", training: str = ""
 ) -> ArenaPlayer:

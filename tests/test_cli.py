@@ -175,7 +175,7 @@ def test_evaluate_command_on_a_file_that_is_not_json(tmp_path, repo_root):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, r"network .*net.json: no such file"),
+        (None, r"FILE .*net.json: no such file"),
         (b"\xff\xfe\x00 binary", r"utf-8|codec"),
         (b'{"format": "fogel-ttt-network", "version": 1}', r"lacks the field|field 'hidden_count' is missing"),
     ],
@@ -249,7 +249,7 @@ def test_arena_command_prints_the_table_and_writes_the_json(tmp_path, capsys):
     ("command", "message"),
     [
         (["al-khateeb", "--runs", "100000000"], "al-khateeb with 100,000,000 runs x .* needs about .* GiB.* Use fewer"),
-        (["ling-lam", "--seeds", "100000000"], "ling-lam with .* 100,000,000 seeds x .* needs about .* GiB.* Use fewer"),
+        (["ling-lam", "--seeds", "100000000"], "ling-lam with .* 100,000,000 seeds x .* needs about .* GiB"),
         (["mohammadi", "--population", "100000000"], "mohammadi with .* population 100000000, .* needs about .* GiB"),
     ],
 )
@@ -258,3 +258,70 @@ def test_system_commands_refuse_runs_too_large_for_the_machine_before_starting(t
         main([*command, "--out", str(tmp_path / "run.npz"), "--quiet"])
     assert stop.value.code == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+# Look at your result (issue 38): evaluate any system's player, add players to the arena, summarise a sweep.
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [("al_khateeb_ttt.json", "Al-Khateeb (2012)"), ("ling_lam_nndtf.json", "Ling and Lam (2011)"),
+     ("mohammadi_champion.json", "Mohammadi et al. (2013)")],
+)  # fmt: skip
+def test_evaluate_measures_a_player_of_any_system_beside_the_books(name, title, tmp_path, capsys):
+    from evolving_ttt.arena import catalogue, measure
+    from evolving_ttt.records import DATA
+    from evolving_ttt.systems import player_from_file
+
+    copy = tmp_path / f"mine_{name}"
+    copy.write_bytes((DATA / name).read_bytes())
+    assert main(["evaluate", str(copy)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if line.startswith(copy.stem + " ")]
+    assert len(rows) == 1 and title in rows[0]
+    table_rows = [line for line in lines[2:] if line and not line.startswith(("results:", copy.stem + ":"))]
+    assert len(table_rows) == len(catalogue()) + 1 and table_rows[-1] == rows[0]
+    assert "exact expected score over the 32-game protocol" not in "\n".join(lines)  # Fogel's analysis only
+    row = measure(player_from_file(copy))
+    assert f"{row.protocol_score:>12.2f}" in rows[0]
+
+
+def test_evaluate_refuses_a_file_no_system_reads(tmp_path, capsys):
+    path = tmp_path / "odd.json"
+    path.write_text('{"format": "something-else", "version": 1}')
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a player saved by any system of the book" in err and "fogel:" in err and "mohammadi:" in err
+
+
+def test_arena_add_puts_a_saved_player_beside_the_books(tmp_path, capsys):
+    from evolving_ttt.arena import catalogue
+    from evolving_ttt.records import DATA
+
+    copy = tmp_path / "my_player.json"
+    copy.write_bytes((DATA / "ling_lam_baseline.json").read_bytes())
+    json_out = tmp_path / "arena.json"
+    assert main(["arena", "--add", str(copy), "--json", str(json_out)]) == 0
+    report = json.loads(json_out.read_text())
+    names = [row["name"] for row in report["players"]]
+    assert names[-1] == "my_player" and len(names) == len(catalogue()) + 1
+    assert report["players"][-1]["system"] == "Ling and Lam (2011)"
+    assert len(report["round_robin"]["outcomes_x_row_o_column"]) == len(names)
+
+
+def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    assert main(["sweep", "run", "fogel", "--set", "generations=2", "--set", "trials=1", "--set", "parents=6,7",
+                 "--seeds", "2", "--db", str(db), "--quiet", "--workers", "1"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["sweep", "summary", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert "generations=2, trials=1, parents=6 (2 tasks):" in text
+    assert "generations=2, trials=1, parents=7 (2 tasks):" in text
+    assert text.count("95% interval") == 2 * 6 and "nan" not in text
+    before = db.read_bytes()
+    with pytest.raises(SystemExit):
+        main(["sweep", "summary", "--db", str(tmp_path / "missing.sqlite")])
+    assert db.read_bytes() == before

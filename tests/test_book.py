@@ -12,11 +12,32 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
+REFERENCE_PAGES = ("book/glossary",)
+"""Pages of the table of contents that are no chapters: no number, no notebook."""
+
+
 def toc_files() -> list[str]:
-    """The book's pages in reading order, as _toc.yml lists them (root first)."""
+    """The book's chapters in reading order, as _toc.yml lists them (root first), without the reference pages."""
     text = (ROOT / "_toc.yml").read_text()
     root = re.search(r"^root:\s*(\S+)", text, re.M).group(1)
-    return [root, *re.findall(r"^\s*- file:\s*(\S+)", text, re.M)]
+    return [root, *(f for f in re.findall(r"^\s*- file:\s*(\S+)", text, re.M) if f not in REFERENCE_PAGES)]
+
+
+def test_the_glossary_is_listed_and_defines_every_term_the_chapters_link():
+    text = (ROOT / "_toc.yml").read_text()
+    assert all(re.search(rf"^\s*- file:\s*{page}$", text, re.M) for page in REFERENCE_PAGES)
+    glossary = (ROOT / "book" / "glossary.md").read_text()
+    block = glossary[glossary.index("```{glossary}") : glossary.rindex("```")]
+    terms = {line.strip().lower() for line in block.splitlines() if line and not line[0].isspace()
+             and not line.startswith(("```", ":"))}  # fmt: skip
+    linked = set()
+    for path in sorted((ROOT / "book").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown":
+                for found in re.finditer(r"\{term\}`([^`]*)`", "".join(cell["source"])):
+                    inner = found.group(1)
+                    linked.add((inner[inner.rindex("<") + 1 : -1] if inner.endswith(">") else inner).strip().lower())
+    assert linked and linked <= terms, sorted(linked - terms)
 
 
 def test_chapters_are_numbered_in_the_order_the_book_reads_them():

@@ -68,6 +68,9 @@
       option.textContent = p.name + " (" + p.system + ")";
       opponent.appendChild(option);
     });
+    // The book's spine first: Fogel's champion is the opponent a reader meets, when the page has it.
+    var champion = players.map(function (p) { return p.name; }).indexOf("Fogel champion");
+    opponent.value = String(champion >= 0 ? champion : 0);
     var side = document.createElement("select");
     side.id = "ttt-static-side";
     side.setAttribute("aria-label", "your side");

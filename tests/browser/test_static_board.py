@@ -69,3 +69,12 @@ def test_whole_games_against_every_opponent_from_both_sides(page, index, human):
     numbers = [int(word) for word in tally.replace(",", " ").replace(".", " ").split() if word.isdigit()]
     assert sum(numbers) == 3, tally
     assert page.errors == []
+
+
+def test_the_opponent_a_reader_meets_first_is_fogels_champion(page):
+    open_board(page)
+    chosen = page.eval_on_selector("#ttt-static-opponent", "select => select.value")
+    assert PLAYERS[int(chosen)].name == "Fogel champion"
+    page.click(".ttt-square[data-square='4']")  # the first game is against it, with no choice made
+    assert len(moves_on_page(page)) == 2
+    check_replies(moves_on_page(page), PLAYERS[int(chosen)], X)

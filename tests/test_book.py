@@ -91,3 +91,28 @@ def test_the_readme_shows_the_table_at_a_glance_the_studies_compute():
     papers = {"Fogel (1993)", "Al-Khateeb (2012)", "Ling and Lam (2011)", "Mohammadi et al. (2013)"}
     assert set(table["paper"]) == papers
     assert shown == ttt_helpers.glance_markdown(table), "update the README: print(th.glance_markdown())"
+
+
+WORDS_PER_MINUTE = 200
+"""The reading speed behind every chapter's reading time (myst's default), code and prose alike."""
+ROLE = re.compile(r"\{(term|doc|ref|numref|cite)\}`([^`<]*?)(?:\s*<[^`]*>)?`")
+
+
+def reading_minutes(notebook: dict) -> int:
+    """A chapter's reading time: its words (a role such as {term}`text <target>` counts as its text, code counts
+    too) at :data:`WORDS_PER_MINUTE`, rounded to the nearest 5 minutes, at least 5."""
+    words = 0
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            text = ROLE.sub(lambda found: found.group(2), text)
+        words += len(re.findall(r"\S+", text))
+    return max(5, 5 * round(words / WORDS_PER_MINUTE / 5))
+
+
+@pytest.mark.parametrize("page", toc_files()[1:])
+def test_every_chapter_states_its_reading_time_in_one_wording_from_its_length(page):
+    notebook = json.loads((ROOT / f"{page}.ipynb").read_text())
+    prose = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    stated = re.findall(r"[Rr]eading time:? [^.;,\n]*", prose)
+    assert stated == [f"Reading time: about {reading_minutes(notebook)} minutes"], stated

@@ -27,3 +27,18 @@ def test_page_loads_cleanly_and_every_figure_shows(page, name):
     assert [i["src"] for i in images if not i["ok"]] == [], "figures that did not load"
     assert page.errors == []
     assert outside == [], "requests that left the machine"
+
+
+OVERFLOWING = """() => Array.from(document.querySelectorAll('main pre, main table, main .highlight, main .output'))
+  .filter(el => el.scrollWidth > el.clientWidth + 1)
+  .map(el => el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth + ': ' + (el.innerText || '').slice(0, 60))"""
+
+
+@pytest.mark.parametrize("name", [name for name in PAGES if name.startswith("book/")])
+def test_nothing_on_a_page_is_cut_off_at_1280_pixels(page, name):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto((HTML / name).as_uri())
+    page.wait_for_load_state("load")
+    assert page.evaluate("() => document.querySelectorAll('main pre').length") > 0 or name.endswith("glossary.html")
+    assert page.evaluate(OVERFLOWING) == [], "code or tables wider than the text column"
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

@@ -42,3 +42,18 @@ def test_nothing_on_a_page_is_cut_off_at_1280_pixels(page, name):
     assert page.evaluate("() => document.querySelectorAll('main pre').length") > 0 or name.endswith("glossary.html")
     assert page.evaluate(OVERFLOWING) == [], "code or tables wider than the text column"
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+
+
+CHAPTER_LINKS = """() => Array.from(document.querySelectorAll('main a.reference.internal'))
+  .filter(a => a.previousSibling && a.previousSibling.nodeType === 3 && /[Cc]hapters? ?$/.test(a.previousSibling.data))
+  .map(a => a.textContent.trim())"""
+
+
+def test_a_chapter_named_in_the_prose_reads_as_its_number(page):
+    seen = []
+    for name in [name for name in PAGES if name.startswith("book/")]:
+        page.goto((HTML / name).as_uri())
+        seen += page.evaluate(CHAPTER_LINKS)
+    assert len(seen) > 40 and all(text.isdigit() and 1 <= int(text) <= 26 for text in seen), [
+        text for text in seen if not text.isdigit()
+    ][:10]

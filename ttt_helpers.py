@@ -284,7 +284,7 @@ from evolving_ttt.mohammadi.system import (
 
 # Chapter 25: one vocabulary for every system, the registry, runs on any executor, and a reader's own player
 from evolving_ttt.systems import (
-    System, REQUIRED_NAMES, BUILT_IN, check_system, check_settings, register_system, unregister_system,
+    System, REQUIRED_NAMES, OPTIONAL_NAMES, BUILT_IN, check_system, check_settings, register_system, unregister_system,
     registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
 )

@@ -176,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
     arena_cmd.add_argument("--add", nargs="+", default=[], metavar="FILE",
                            help="players saved by any system (JSON files) to measure beside the book's")  # fmt: skip
     _add_force(arena_cmd)
+    plot_cmd = commands.add_parser(
+        "plot", help="draw a run record's curves or a sweep's cells into a PNG file",
+        description="Draw a result file into a PNG picture: a run record of any system (its curves over the "
+                    "generations or iterations: the mean over its tasks and their range), or a sweep's database "
+                    "(every cell's mean of one yardstick with its 95% interval).",
+        formatter_class=_HelpFormatter,
+    )  # fmt: skip
+    plot_cmd.add_argument("file", metavar="FILE", help="a run record (--out of a system's command) or a sweep's --db")
+    plot_cmd.add_argument("--out", required=True, help="the .png file to write")
+    plot_cmd.add_argument("--measure", default="points_perfect_x", help="the yardstick drawn for a sweep")
+    _add_force(plot_cmd)
     _add_sweep_parser(commands, systems)
     return parser
 
@@ -326,6 +337,16 @@ def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
         return _arena_command(args, outputs)
     if args.command == "sweep":
         return _sweep_command(args, outputs)
+    if args.command == "plot":
+        from evolving_ttt.plots import plot_file
+
+        source = check_input_file(args.file, "FILE")
+        (png,) = check_output_paths({"--out": (args.out, ".png")}, args.force, {"FILE": source}).values()
+        outputs.append(png)
+        words = []
+        png.write(lambda handle: words.append(plot_file(source, handle, args.measure)))
+        print(f"wrote {png.path}: {words[0]}")
+        return 0
     path = check_input_file(args.network, "FILE")
     try:
         network, provenance = load_network(path)

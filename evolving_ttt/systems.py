@@ -129,6 +129,10 @@ class System(Protocol):
         """
 
 
+OPTIONAL_NAMES = ("record_curves",)
+"""Names a system may provide: ``record_curves(record)`` -> ``{label: (x, y)}``, the curves of a record (``y`` one
+row per task) that ``python -m ttt_helpers plot`` draws (:mod:`evolving_ttt.plots`)."""
+
 REQUIRED_NAMES = (*System.__annotations__, *(name for name in vars(System) if not name.startswith("_")))
 """Every name a system must provide (the attributes and methods of :class:`System`)."""
 

@@ -325,3 +325,44 @@ def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["sweep", "summary", "--db", str(tmp_path / "missing.sqlite")])
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "suffix", "panels"),
+    [
+        (["evolve", "--trials", "2", "--generations", "3", "--parents", "6"], ".npz", 1),
+        (["al-khateeb", "--runs", "2", "--generations", "3"], ".npz", 1),
+        (["ling-lam", "--seeds", "2", "--iterations", "5", "--methods", "nndtf,baseline"], ".npz", 2),
+        (["mohammadi", "--runs", "1", "--generations", "2", "--population", "8", "--seeds-kept", "2"], ".json", 2),
+    ],
+    ids=["fogel", "al-khateeb", "ling-lam", "mohammadi"],
+)
+def test_plot_draws_any_systems_record(argv, suffix, panels, tmp_path, capsys):
+    import matplotlib.image
+
+    record = tmp_path / f"run{suffix}"
+    assert main([*argv, "--out", str(record), "--quiet", "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["plot", str(record), "--out", str(tmp_path / "run.png")]) == 0
+    assert "the curves of a run record" in capsys.readouterr().out
+    picture = matplotlib.image.imread(tmp_path / "run.png")
+    assert picture.shape[0] > 300 * panels and picture.shape[1] > 700
+    odd = tmp_path / "record.png"  # a record under a picture's name: the picture may not replace its source
+    odd.write_bytes(record.read_bytes())
+    with pytest.raises(SystemExit):
+        main(["plot", str(odd), "--out", str(odd), "--force"])
+    assert "may not replace an input" in capsys.readouterr().err and odd.read_bytes() == record.read_bytes()
+
+
+def test_plot_draws_a_sweeps_cells_and_refuses_an_unknown_measure(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    assert main(["sweep", "run", "fogel", "--set", "generations=2", "--set", "trials=1", "--set", "parents=6,7,8",
+                 "--seeds", "2", "--db", str(db), "--quiet", "--workers", "1"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["plot", str(db), "--out", str(tmp_path / "cells.png"), "--measure", "fogel_score"]) == 0
+    assert "the cells of a sweep" in capsys.readouterr().out
+    assert (tmp_path / "cells.png").read_bytes().startswith(b"\x89PNG")
+    with pytest.raises(SystemExit):
+        main(["plot", str(db), "--out", str(tmp_path / "bad.png"), "--measure", "elegance"])
+    assert "--measure elegance: the sweep has no such measure" in capsys.readouterr().err
+    assert not (tmp_path / "bad.png").exists()

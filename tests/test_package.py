@@ -36,6 +36,7 @@ LAYERS = {
     "evolving_ttt.studies": 4.6,
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,
+    "evolving_ttt.plots": 5,
     "evolving_ttt.cli": 6,
 }
 SYSTEM_LAYER = 3  # fogel, al_khateeb, ling_lam, mohammadi (a module or a subpackage each)

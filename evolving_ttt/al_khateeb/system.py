@@ -97,6 +97,13 @@ def record_players(record: CoevolutionRun) -> list[Evaluator]:
     return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.config.player) for r in rows]
 
 
+def record_curves(record: CoevolutionRun) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each run's best round-robin total per generation, for ``python -m ttt_helpers plot``."""
+    best = record.totals.max(axis=2)
+    games = 2 * (record.config.population - 1)
+    return {f"best round-robin total of the generation (of {games} games)": (np.arange(1, best.shape[1] + 1), best)}
+
+
 CHAMPION_CHECKPOINTS = 5
 """How many generations of a run the sweeps measure the champion (the network ranked first) at: the first, the
 last and evenly between (chapter 21)."""

@@ -80,6 +80,12 @@ def record_players(record: EvolutionRun) -> list[Network]:
     return [record.best_network(t) for t in record.trial_numbers]
 
 
+def record_curves(record: EvolutionRun) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each trial's best score per generation (sampled: 32 games), for ``python -m ttt_helpers plot``."""
+    generations = np.arange(1, record.best_score.shape[1] + 1)
+    return {"best score of the generation (32 sampled games)": (generations, record.best_score)}
+
+
 def task_measures(settings: ExperimentConfig, result: EvolutionRun) -> dict[str, float]:
     """The trial's best and mean sampled score in its last generation, and its final parents' mean hidden nodes."""
     return {"best_score_last": float(result.best_score[0, -1]), "mean_score_last": float(result.mean_score[0, -1]),

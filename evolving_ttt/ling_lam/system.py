@@ -114,6 +114,13 @@ def merge(settings: LingLamConfig, seed: int, results: Sequence[LingLamTask]) ->
 save_record, load_record = save_training_runs, load_training_runs
 
 
+def record_curves(record: dict[str, TrainingRun]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each method's best fitness (31) so far, run by run, for ``python -m ttt_helpers plot``."""
+    return {f"{method}: best fitness (31) so far": (np.arange(run.best_fitness.shape[1]) * run.curve_step,
+                                                      run.best_fitness)  # fmt: skip
+            for method, run in record.items()}  # fmt: skip
+
+
 def record_players(record: dict[str, TrainingRun]) -> list[TrainedNetwork]:
     """The trained network of every task, in task order (run by run, each run's methods in order)."""
     methods = list(record)

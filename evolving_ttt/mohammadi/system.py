@@ -83,6 +83,17 @@ def record_players(record: SeriesRecord) -> list[ProgramPlayer]:
     return [ProgramPlayer(parse_program(record.champion()), record.config.taken)]
 
 
+def record_curves(record: SeriesRecord) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The series' best and mean fitness per generation, runs one after another (points per double game,
+    bonuses included), for ``python -m ttt_helpers plot``."""
+    curves = {}
+    for name in ("best_fitness", "mean_fitness"):
+        values = np.asarray(record.statistics[name], dtype=float)[None, :]
+        curves[f"{name.replace('_', ' ')} of the generation (points per double game)"] = (
+            np.arange(1, values.shape[1] + 1), values)  # fmt: skip
+    return curves
+
+
 def task_measures(settings: MohammadiConfig, result: SeriesRecord) -> dict[str, float]:
     """The series' own numbers (chapters 23 and 25).
 

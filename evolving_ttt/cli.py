@@ -144,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     for system in systems:
         run = commands.add_parser(system.command, help=system.description, description=system.description,
+                                  aliases=list(getattr(system, "command_aliases", ())),
                                   formatter_class=_HelpFormatter)  # fmt: skip
         system.add_arguments(run)
         run.add_argument("--seed", type=whole_number, default=1,
@@ -446,7 +447,7 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
     from evolving_ttt.sweeps import sweep_summary as summary_text
 
     if args.action == "status":
-        with SweepStore(check_input_file(args.db, "--db")) as store:
+        with SweepStore(args.db) as store:
             print(status_line(store))
         return 0
     if args.action == "summary":

@@ -129,9 +129,15 @@ class System(Protocol):
         """
 
 
-OPTIONAL_NAMES = ("record_curves",)
+OPTIONAL_NAMES = ("record_curves", "command_aliases")
 """Names a system may provide: ``record_curves(record)`` -> ``{label: (x, y)}``, the curves of a record (``y`` one
-row per task) that ``python -m ttt_helpers plot`` draws (:mod:`evolving_ttt.plots`)."""
+row per task) that ``python -m ttt_helpers plot`` draws (:mod:`evolving_ttt.plots`); ``command_aliases``, other
+names of its command (Fogel's ``evolve``)."""
+
+
+def command_names(system: Any) -> tuple[str, ...]:
+    """Every name of ``system``'s command: its ``command`` and its ``command_aliases``, if any."""
+    return (system.command, *getattr(system, "command_aliases", ()))
 
 REQUIRED_NAMES = (*System.__annotations__, *(name for name in vars(System) if not name.startswith("_")))
 """Every name a system must provide (the attributes and methods of :class:`System`)."""
@@ -180,7 +186,8 @@ def register_system(system: Any) -> Any:
     check_system(system)
     _load_built_in()
     for other in _SYSTEMS.values():
-        if other is not system and (other.name == system.name or other.command == system.command):
+        shared = set(command_names(other)) & set(command_names(system))
+        if other is not system and (other.name == system.name or shared):
             raise ValueError(
                 f"a system named {system.name!r} or with the command {system.command!r} is already registered"
             )
@@ -213,7 +220,7 @@ def get_system(name: str) -> Any:
         Naming the systems there are.
     """
     for system in registered_systems():
-        if name in (system.name, system.command):
+        if name == system.name or name in command_names(system):
             return system
     raise ValueError(f"no system named {name!r}; the systems are {', '.join(s.name for s in registered_systems())}")
 

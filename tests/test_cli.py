@@ -87,7 +87,7 @@ BAD_EVOLVE_ARGUMENTS = [
                                     r"\(401 characters\)"),
     (["--trials", "1" * 5000], r"argument --trials: expected a whole number >= 0; got '1111.*\(5000 characters\)"),
     (["--seed", str(2**63)], r"argument --seed: expected a whole number up to 2\*\*63 - 1"),
-    (["--generations", str(10**12)], r"evolve with 1 trial x 1,000,000,000,000 generations, .* needs about .* GiB"),
+    (["--generations", str(10**12)], r"fogel with 1 trial x 1,000,000,000,000 generations, .* needs about .* GiB"),
     (["--generations", "0"], r"error: --generations 0: generations must be a whole number >= 1; got 0"),
     (["--trials", "0"], r"error: --trials 0: trials must be a whole number >= 1; got 0"),
     (["--workers", "0"], r"--workers must be a whole number >= 1; got 0"),

@@ -29,7 +29,7 @@ COMMANDS = {
                   "--db", "{tmp}/sweep.db", "--workers", "2"],
 }  # fmt: skip
 OUTPUTS = {"run.npz", "run.json", "champion.json"}  # the sweep's --db is made before the run, to resume from
-WORKERS = {"evolve", "al-khateeb", "ling-lam", "sweep run"}  # the commands that fork workers here
+WORKERS = {"evolve", "fogel", "al-khateeb", "ling-lam", "sweep run"}  # the commands that fork workers here
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 

@@ -37,7 +37,8 @@ from evolving_ttt.players import ArenaPlayer, Explanation, square_values
 from evolving_ttt.records import DATA
 
 name = "fogel"
-command = "evolve"
+command = "fogel"
+command_aliases = ("evolve",)  # the command's first name, which chapters and scripts may still use
 title = "Fogel (1993)"
 description = "Fogel (1993): evolve 9-H-9 networks against the rule base; save every curve and final network"
 Settings = ExperimentConfig

@@ -8,6 +8,11 @@ the command line (:mod:`evolving_ttt.cli`).
 
 import sys
 
+if __name__ == "__main__":  # the command line: a signal while the package loads ends it quietly
+    from evolving_ttt import program
+
+    program.guard()
+
 # fmt: off
 
 # Chapters 2 and 9: portable numerics, the same bits on every processor (th.numerics.exp, ...)
@@ -305,4 +310,5 @@ from evolving_ttt.static_board import (
 # The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program.release()
+    program.finish(main())

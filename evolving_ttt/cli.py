@@ -41,7 +41,7 @@ from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
-from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers
+from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers, forget_interrupt_in_exec
 from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
 
@@ -281,21 +281,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     after Ctrl-C and 143 after SIGTERM, with one line ``interrupted: ...``. Temporary outputs are removed on every
     way out but success, so an old file is never touched and no partial file is left.
     """
-    parser = build_parser()
     outputs: list[Output] = []
-    args, previous = None, None
+    parser, args, previous = None, None, None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
         return _command(args, outputs)
     except KeyboardInterrupt as interruption:
+        forget_interrupt_in_exec()  # numba's compiling would otherwise make Python end by SIGINT (parallel.py)
         _discard(outputs)
         print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
         return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
     except (ValueError, OSError, MemoryError, sqlite3.Error) as error:
         _discard(outputs)
-        _subparser(parser, args).error(_one_line(error))
+        (_subparser(parser, args) if parser is not None else build_parser()).error(_one_line(error))
     finally:
         _discard(outputs)
         if previous is not None:

@@ -21,17 +21,35 @@ to finish their shares), and a Dask ``LocalCluster`` is closed. The local worker
 process (Ctrl-C reaches every process of the terminal's group; only this one acts on it), and on Linux the kernel
 kills them if this process dies without a word (``kill -9``, a SIGTERM with no handler): ``PR_SET_PDEATHSIG``.
 Elsewhere a thread in each worker watches for its parent's end.
+
+A Dask cluster is started and closed with SIGINT and SIGTERM put off (:func:`_signals_deferred`): a signal that
+comes meanwhile is acted on as soon as the cluster is up, or closed, and never leaves a cluster half started, which
+distributed cannot close (it fails an assertion at exit and prints a traceback). The worker processes of a
+``LocalCluster`` start with both signals held and keep them so: they leave Ctrl-C to this process, which closes
+the cluster, and they end with it (distributed's own watch on their parent).
+
+A scheduler address is checked before anything starts (:func:`check_scheduler`): ``"local"``, or
+``tcp://HOST:PORT`` (``HOST:PORT`` for short; ``ws://`` and ``wss://`` too, and ``tls://`` with Dask's TLS
+settings). Any other address is refused with one line that names it; so is an address where no Dask scheduler
+answers within :data:`CONNECT_TIMEOUT` seconds, and a scheduler that has no worker and gets none within
+:data:`WORKER_TIMEOUT` seconds. Two environment variables change these waits (a test shortens them):
+
+* ``TTT_DASK_CONNECT_TIMEOUT``: seconds to reach a Dask scheduler and hear it answer (default 10);
+* ``TTT_DASK_WORKER_TIMEOUT``: seconds to wait for the first worker of a scheduler that has none (default 60).
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import ctypes
 import logging
+import math
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -46,6 +64,41 @@ Result = TypeVar("Result")
 
 LOCAL_SCHEDULER = "local"
 """The ``scheduler`` value that starts a Dask ``LocalCluster`` on this machine (chapter 6)."""
+
+SCHEDULER_SCHEMES = ("tcp", "ws", "wss", "tls")
+"""The address schemes of a Dask scheduler that a run can use (an address without one is ``tcp``); ``tls`` needs
+Dask's TLS settings (``distributed.comm.tls.ca-file`` and the client's certificate and key)."""
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to reach a Dask scheduler and hear it answer before its address is refused; the environment variable
+``TTT_DASK_CONNECT_TIMEOUT`` overrides it."""
+
+WORKER_TIMEOUT = 60.0
+"""Seconds to wait for the first worker of a Dask scheduler that has none before the run is refused; the
+environment variable ``TTT_DASK_WORKER_TIMEOUT`` overrides it."""
+
+CONNECT_TIMEOUT_VARIABLE = "TTT_DASK_CONNECT_TIMEOUT"
+"""The environment variable that overrides :data:`CONNECT_TIMEOUT`."""
+
+WORKER_TIMEOUT_VARIABLE = "TTT_DASK_WORKER_TIMEOUT"
+"""The environment variable that overrides :data:`WORKER_TIMEOUT`."""
+
+_CLUSTER_LOG_LEVEL = logging.CRITICAL
+"""What distributed may log in a ``LocalCluster``'s processes. Not its errors: a worker whose run is stopped logs
+one, with a traceback, when the scheduler closes before it (its heartbeat fails); what goes wrong in a run
+reaches this process as an exception."""
+
+_ADDRESS_FORMS = (
+    f"give {LOCAL_SCHEDULER!r} (a Dask cluster on this machine) or the address of a running Dask scheduler, "
+    "tcp://HOST:PORT"
+)
+"""What an error about a scheduler address says is accepted."""
+
+_UNUSABLE_SCHEMES = {
+    "inproc": "an inproc:// address is reachable only from inside the process that runs its scheduler",
+    "ucx": "ucx:// needs the package distributed-ucxx, which the book does not use",
+}
+"""Why distributed's other schemes cannot be used; any other scheme is unknown."""
 
 
 def default_workers() -> int:
@@ -87,6 +140,62 @@ def _signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """SIGINT and SIGTERM put off for the duration, then acted on: for a Dask cluster's start and close.
+
+    The signals are held in this thread (:func:`_signals_held`), so that the threads and processes started
+    meanwhile (distributed's, the cluster's workers) start with them held; and, in the main thread, their Python
+    handlers are replaced by one that notes the signal, since a thread started earlier (numba's, say) may still
+    take it. At the end the handlers are put back and each noted signal's handler is called, once: Ctrl-C raises
+    ``KeyboardInterrupt`` there. A signal with no Python handler (the default SIGTERM) acts as it always does.
+    """
+    noted: list[int] = []
+    previous: dict[int, Callable] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in sorted(_HELD_SIGNALS):
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                previous[signum] = handler
+                signal.signal(signum, lambda number, frame: noted.append(number))
+    try:
+        with _signals_held():
+            yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)  # a signal still pending is noted first (signal.signal runs it)
+        for signum in dict.fromkeys(noted):
+            previous[signum](signum, None)
+
+
+def forget_interrupt_in_exec() -> None:
+    """Make CPython forget that a ``KeyboardInterrupt`` went through code run by ``exec`` of a string.
+
+    CPython 3.11 notes such an interrupt as unhandled even when a caller catches it, and then ends the process
+    by SIGINT (exit status -2 to a parent) instead of with the status the program returns. numba compiles the
+    code it generates that way, so Ctrl-C while a share is being compiled here noted it. The next ``exec`` of a
+    string clears the note (CPython sets and clears it in ``run_eval_code_obj``); an interrupt that really goes
+    unhandled is noted again when it leaves the program.
+    """
+    exec("")
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, unless it runs already.
+
+    The thread that starts it leaves SIGINT and SIGTERM unblocked (``resource_tracker.ensure_running`` unblocks
+    them, whatever they were): started by distributed's thread while a ``LocalCluster`` starts, it would undo
+    :func:`_signals_held` for that thread and for the worker processes it spawns. Started here first, it is
+    only found running then.
+    """
+    try:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    except (ImportError, OSError):  # pragma: no cover - Windows has none; distributed starts it, or fails, itself
+        pass
 
 
 def _die_with_parent() -> bool:
@@ -146,7 +255,14 @@ def _stop_pool(pool: concurrent.futures.ProcessPoolExecutor, grace: float = 5.0)
 
 
 def check_scheduler(scheduler: object) -> object:
-    """Raise ``ValueError`` unless ``scheduler`` is ``None``, ``"local"``, a Dask address or an ``Executor``."""
+    """``scheduler`` (an address stripped of spaces) if it is ``None``, ``"local"``, the address of a Dask
+    scheduler that distributed can use, or an ``Executor``; ``ValueError`` otherwise (chapter 6).
+
+    An address is ``SCHEME://HOST:PORT`` with a scheme of :data:`SCHEDULER_SCHEMES` (``HOST:PORT`` is ``tcp``),
+    a host and a port from 1 to 65535; ``tls://`` needs Dask's TLS settings. The error names the address and
+    what is accepted, on one line. Whether a scheduler answers there is known only on connecting
+    (:class:`TaskRunner`).
+    """
     if scheduler is None or isinstance(scheduler, concurrent.futures.Executor):
         return scheduler
     if not isinstance(scheduler, str) or not scheduler.strip():
@@ -154,7 +270,121 @@ def check_scheduler(scheduler: object) -> object:
             f"scheduler must be None (local processes), {LOCAL_SCHEDULER!r} (a Dask LocalCluster), the address of a "
             f"Dask scheduler such as 'tcp://10.0.0.5:8786', or a concurrent.futures.Executor; got {scheduler!r}"
         )
-    return scheduler.strip()
+    address = scheduler.strip()
+    if address != LOCAL_SCHEDULER:
+        scheme, _, _ = _address_parts(address)
+        if scheme == "tls" and not _tls_configured():
+            raise _address_error(address, "a tls:// address needs Dask's TLS settings (distributed.comm.tls.ca-file "
+                                          "and the client's cert and key), and none are set")  # fmt: skip
+    return address
+
+
+def _address_error(address: str, reason: str) -> ValueError:
+    """The one-line error about a scheduler address: the address, what is wrong, and what is accepted."""
+    return ValueError(f"scheduler {address}: {reason}; {_ADDRESS_FORMS}")
+
+
+def _address_parts(address: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a Dask scheduler's address; ``ValueError`` naming it if a run cannot use it."""
+    scheme, separator, place = address.partition("://")
+    if not separator:
+        scheme, place = "tcp", address
+    if scheme not in SCHEDULER_SCHEMES:
+        known = ", ".join(f"{name}://" for name in SCHEDULER_SCHEMES)
+        raise _address_error(address, _UNUSABLE_SCHEMES.get(scheme, f"unknown scheme {scheme!r} (known: {known})"))
+    if place.startswith("["):  # an IPv6 address: [::1]:8786
+        host, _, rest = place[1:].partition("]")
+        separator, port = rest[:1], rest[1:]
+    else:
+        host, separator, port = place.rpartition(":")
+    if not separator:
+        raise _address_error(address, "no port (the address ends in :PORT)")
+    if not host:
+        raise _address_error(address, "no host (the address is SCHEME://HOST:PORT)")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise _address_error(address, f"the port must be a whole number from 1 to 65535, not {port!r}")
+    return scheme, host, int(port)
+
+
+def _tls_configured() -> bool:
+    """Whether Dask's settings give a client what it needs to connect by TLS (assumed so without distributed)."""
+    try:
+        from distributed.security import Security
+    except ImportError:  # pragma: no cover - distributed is pinned in requirements.txt
+        return True
+    return Security().get_connection_args("client").get("ssl_context") is not None
+
+
+def _seconds(variable: str, default: float) -> float:
+    """The number of seconds in the environment variable ``variable``, or ``default`` when it is not set."""
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"the environment variable {variable} must be a number of seconds > 0; got {text!r}")
+    return value
+
+
+async def _handshake(address: str, timeout: float) -> None:
+    """Connect to ``address`` and exchange distributed's handshake with what answers there, then hang up."""
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    comm = await connect(address, timeout=timeout, **Security().get_connection_args("client"))
+    await comm.close()
+
+
+def _connection_error(host: str, port: int, timeout: float) -> str | None:
+    """What goes wrong in a plain TCP connection to ``host:port`` ("connection refused", ...), or ``None``."""
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        return (error.strerror or str(error) or type(error).__name__).lower()
+    return None
+
+
+def _check_answers(address: str, timeout: float) -> None:
+    """Raise ``ValueError`` naming ``address`` unless a Dask scheduler answers there within about ``timeout`` s.
+
+    distributed's own connection retries for ``timeout`` s, but then waits for the scheduler's handshake without
+    end (a web server, the dashboard's port say, never sends one); so this handshake runs in a thread of its own,
+    bounded, before the ``Client`` connects. Whatever fails in it means that no Dask scheduler answers there.
+    """
+    _, host, port = _address_parts(address)
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            asyncio.run(asyncio.wait_for(_handshake(address, timeout), timeout + 1))
+            outcome.append(None)
+        except BaseException as error:  # reported by the caller's thread
+            outcome.append(error)
+
+    thread = threading.Thread(target=attempt, name=f"answer of {address}", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)  # getaddrinfo has no timeout of its own
+    error = outcome[0] if outcome else TimeoutError()
+    if error is None:
+        return
+    if isinstance(error, socket.gaierror):
+        reason = f"unknown host {host!r}: {error.strerror or error}"
+    elif isinstance(error, TimeoutError) and not str(error):
+        reason = f"no Dask scheduler answered within {timeout:g} s"
+    elif isinstance(error, OSError):  # distributed could not connect, in all its tries
+        why = _connection_error(host, port, min(timeout, 2.0))
+        reason = f"{why}, retried for {timeout:g} s" if why else str(error)
+    elif isinstance(error, (TypeError, ValueError)):
+        reason = str(error)
+    elif isinstance(error, Exception):  # a reply that is not distributed's: a program other than a Dask scheduler
+        reason = "what answers there is not a Dask scheduler"
+    else:  # pragma: no cover - SystemExit or the like in the thread
+        raise error
+    raise _address_error(address, f"cannot connect ({reason})")
 
 
 class TaskRunner:
@@ -195,43 +425,79 @@ class TaskRunner:
         elif isinstance(self.scheduler, str):
             try:
                 self._connect()
-            except BaseException:  # an error or Ctrl-C while starting: close what was started
-                self.__exit__()
+            except BaseException as error:  # an error or Ctrl-C while starting: close what was started
+                self.__exit__(type(error), error, error.__traceback__)
                 raise
         return self
 
     def _connect(self) -> None:
+        """Start a ``LocalCluster``, or connect to the scheduler at ``self.scheduler``; wait for a worker.
+
+        The ``LocalCluster`` starts with SIGINT and SIGTERM put off (:func:`_signals_deferred`), so that Ctrl-C
+        never leaves it half started and its worker processes leave Ctrl-C to this one. A scheduler elsewhere
+        must answer within :data:`CONNECT_TIMEOUT` seconds and have a worker within :data:`WORKER_TIMEOUT`
+        seconds; otherwise ``ValueError``, one line naming its address.
+        """
+        worker_timeout = _seconds(WORKER_TIMEOUT_VARIABLE, WORKER_TIMEOUT)
         try:
             from distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover - distributed is pinned in requirements.txt
             raise ValueError("a Dask scheduler needs the package distributed (pip install distributed)") from None
         if self.scheduler == LOCAL_SCHEDULER:
-            self._cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                silence_logs=logging.ERROR,
-            )  # fmt: skip
-            self._client = Client(self._cluster)
+            _start_resource_tracker()
+            with _signals_deferred():  # a signal that comes meanwhile is acted on once the cluster is up
+                self._cluster = LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                    silence_logs=_CLUSTER_LOG_LEVEL,
+                )  # fmt: skip
+                self._client = Client(self._cluster)
         else:
+            connect_timeout = _seconds(CONNECT_TIMEOUT_VARIABLE, CONNECT_TIMEOUT)
+            _check_answers(self.scheduler, connect_timeout)
             try:
-                self._client = Client(self.scheduler, timeout="10s")
-            except OSError as error:
-                raise ValueError(f"scheduler {self.scheduler}: cannot connect ({error})") from None
+                self._client = Client(self.scheduler, timeout=f"{connect_timeout}s")
+            except Exception as error:  # whatever distributed raises here means it could not connect
+                raise _address_error(self.scheduler, f"cannot connect ({error or type(error).__name__})") from None
         if not self._client.nthreads():
-            self._client.wait_for_workers(1)
+            try:
+                self._client.wait_for_workers(1, timeout=worker_timeout)
+            except TimeoutError as error:  # distributed's WorkerStartTimeoutError
+                running = getattr(error, "available_workers", 0)
+                raise ValueError(
+                    f"scheduler {self.scheduler} has {running} workers, and none came within {worker_timeout:g} s; "
+                    f"start some (dask worker {self.scheduler}), or give {LOCAL_SCHEDULER!r} to run on a Dask "
+                    "cluster on this machine"
+                ) from None
         self.slots = sum(self._client.nthreads().values())
         self.executor = self._client.get_executor()
 
     def __exit__(self, *exc_info) -> None:
         """Close what :meth:`__enter__` started (the client, then the ``LocalCluster`` and its processes), even
-        when leaving by an exception; an executor given directly is left open."""
+        when leaving by an exception; an executor given directly is left open.
+
+        SIGINT and SIGTERM are put off while closing (:func:`_signals_deferred`): a signal that comes meanwhile is
+        acted on once all is closed, never in the middle (distributed cannot close a cluster twice). When leaving
+        by an exception, an error in closing is not raised, so that the exception that ended the run is the one
+        reported."""
         client, cluster = self._client, self._cluster
         self._client = self._cluster = self.executor = None
-        try:
-            if client is not None:
-                client.close()
-        finally:
-            if cluster is not None:
-                cluster.close()
+        if client is None and cluster is None:
+            return
+        leaving_by_exception = bool(exc_info) and exc_info[0] is not None
+        with _signals_deferred():
+            try:
+                if client is not None:
+                    client.close()
+            except Exception:
+                if not leaving_by_exception:
+                    raise
+            finally:
+                try:
+                    if cluster is not None:
+                        cluster.close()
+                except Exception:
+                    if not leaving_by_exception:
+                        raise
 
     def map(
         self,
@@ -250,7 +516,26 @@ class TaskRunner:
         executor and the bar counts finished tasks. ``on_result(k, result)``, if given, is called in this process
         as soon as share ``k`` finishes (a sweep records it there and then); every share then goes to the
         executor, or with one local worker runs here, one after another.
+
+        Ctrl-C (``KeyboardInterrupt``) reaches the caller as itself, and leaves no note that it went unhandled
+        (:func:`forget_interrupt_in_exec`): a command that catches it ends with its own exit status.
         """
+        try:
+            return self._map(work, shares, progress, label, prepare, on_result)
+        except KeyboardInterrupt:
+            forget_interrupt_in_exec()
+            raise
+
+    def _map(
+        self,
+        work: Callable[[list, bool | str], Result],
+        shares: Sequence[list],
+        progress: bool | str,
+        label: str,
+        prepare: Callable[[], object] | None,
+        on_result: Callable[[int, Result], object] | None,
+    ) -> list[Result]:
+        """:meth:`map`, but for what it does with an interruption."""
         shares = [list(share) for share in shares]
         if not shares:
             return []

@@ -20,6 +20,7 @@ LAYERS = {
     "evolving_ttt.game": 0,
     "evolving_ttt.numerics": 0,
     "evolving_ttt.records": 0,
+    "evolving_ttt.program": 0,
     "evolving_ttt.run_cache": 0.5,
     "evolving_ttt.arguments": 0,
     "evolving_ttt.store": 0.5,

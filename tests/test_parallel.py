@@ -171,3 +171,32 @@ def test_a_failing_share_on_a_local_dask_cluster_closes_the_cluster():
     with pytest.raises(ValueError, match="task 13 is unlucky"):
         run_shared(tag_share, list(range(20)), workers=2, scheduler="local")
     assert wait_for_none(lambda: workers_left(before), 10) == []
+
+
+INTERRUPTED_IN_EXEC = """
+import os, signal, sys
+from evolving_ttt.parallel import TaskRunner
+
+def work(share, progress):
+    if 0 in share:  # this process's share: Ctrl-C while code made by exec runs, as numba compiles
+        exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(30)")
+    return share
+
+try:
+    with TaskRunner(workers=2) as runner:
+        runner.map(work, [[0], [1]])
+except KeyboardInterrupt:
+    print("stopped", file=sys.stderr)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_caught_by_the_program_ends_it_with_the_programs_status_even_inside_exec(tmp_path):
+    """CPython 3.11 notes a KeyboardInterrupt that went through ``exec`` of a string as unhandled and ends a
+    ``python -m`` program by SIGINT (-2) after it returned 130; a run stopped by Ctrl-C leaves no such note."""
+    (tmp_path / "interrupted_in_exec.py").write_text(INTERRUPTED_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60, start_new_session=True)  # fmt: skip
+    assert done.stderr.strip() == "stopped", done.stderr
+    assert done.returncode == 130

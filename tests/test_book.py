@@ -116,3 +116,37 @@ def test_every_chapter_states_its_reading_time_in_one_wording_from_its_length(pa
     prose = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
     stated = re.findall(r"[Rr]eading time:? [^.;,\n]*", prose)
     assert stated == [f"Reading time: about {reading_minutes(notebook)} minutes"], stated
+
+
+def exercises(notebook: dict) -> dict[str, list[dict]]:
+    """A chapter's exercises by label, each with the code cells of its solution (sphinx-exercise's gated form)."""
+    found: dict[str, list[dict]] = {}
+    solution = None
+    for cell in notebook["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            for label in re.findall(r"```\{exercise\}[^`]*?:label: (\S+)", text):
+                found.setdefault(label, [])
+            started = re.search(r"\{solution-start\} (\S+)", text)
+            if started:
+                solution = started.group(1)
+            if "{solution-end}" in text:
+                solution = None
+        elif solution is not None:
+            found.setdefault(solution, []).append(cell)
+    return found
+
+
+def test_at_least_eight_chapters_have_exercises_with_executed_checked_solutions():
+    with_exercises = []
+    for page in toc_files()[1:]:
+        found = exercises(json.loads((ROOT / f"{page}.ipynb").read_text()))
+        if not found:
+            continue
+        assert 2 <= len(found) <= 3, (page, sorted(found))
+        for label, cells in found.items():
+            assert label.startswith("ex-") and cells, (page, label, "a solution with code")
+            assert all(cell["execution_count"] is not None for cell in cells), (page, label, "executed")
+            assert any("assert " in "".join(cell["source"]) for cell in cells), (page, label, "checked")
+        with_exercises.append(page)
+    assert len(with_exercises) >= 8, with_exercises

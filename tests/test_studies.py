@@ -115,7 +115,7 @@ class _Glancing:
         self.__dict__.update(
             {name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__") and name != "glance"}
         )
-        self.name, self.command, self.rows = "glancing", "glancing", rows
+        self.name, self.command, self.command_aliases, self.rows = "glancing", "glancing", (), rows
 
     def glance(self):
         return self.rows

@@ -222,17 +222,24 @@ def write_checked(path: str | Path, text: str, load: Callable[[Path], object], w
     that file with all its checks, and only then is it renamed over ``path``. So a saver can never write a file
     that its loader refuses: it raises ``ValueError`` and leaves ``path`` as it was.
     """
+    return _write_verified(path, what, lambda handle: handle.write(text.encode("utf-8")), load, "its loader")
+
+
+def _write_verified(path: str | Path, what: str, fill: Callable[[BinaryIO], object],
+                    check: Callable[[Path], object], checker: str) -> Path:  # fmt: skip
+    """Fill a temporary file beside ``path``, let ``check`` read it, and only then put it in place; a
+    ``ValueError`` from ``check`` leaves ``path`` as it was and says that ``checker`` would refuse the file."""
     output = Output(path, what, force=True)
     try:
-        with open(output.temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(output.temporary, "wb") as handle:
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        load(output.temporary)
+        check(output.temporary)
     except ValueError as error:
         output.discard()
         reason = str(error).replace(str(output.temporary), "the file")
-        raise ValueError(f"{what} {path} was not written: its loader would refuse it ({reason})") from None
+        raise ValueError(f"{what} {path} was not written: {checker} would refuse it ({reason})") from None
     except BaseException:
         output.discard()
         raise
@@ -255,21 +262,8 @@ def save_npz(path: str | Path, arrays: dict[str, np.ndarray], what: str = "recor
     if expanded > NPZ_EXPANDED_LIMIT:
         raise ValueError(f"{what} {path} was not written: its arrays hold {expanded:,} bytes, more than read_npz "
                          f"reads ({NPZ_EXPANDED_LIMIT:,})")  # fmt: skip
-    output = Output(path, what, force=True)
-    try:
-        with open(output.temporary, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        check_npz(output.temporary, what)
-    except ValueError as error:
-        output.discard()
-        reason = str(error).replace(str(output.temporary), "the file")
-        raise ValueError(f"{what} {path} was not written: read_npz would refuse it ({reason})") from None
-    except BaseException:
-        output.discard()
-        raise
-    return output.commit()
+    return _write_verified(path, what, lambda handle: np.savez_compressed(handle, **arrays),
+                           lambda temporary: check_npz(temporary, what), "read_npz")  # fmt: skip
 
 
 # --- Reading: one ValueError naming the file and the field -------------------------------------------------------

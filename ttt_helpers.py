@@ -221,7 +221,7 @@ from evolving_ttt.sweeps import (
     sweep, sweep_player,
 )
 from evolving_ttt.tables import (
-    YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary,
+    YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary, swept_columns, cell_label,
 )
 from evolving_ttt.statistics import (
     mean_interval, share_interval,

@@ -18,7 +18,7 @@ import numpy as np
 
 from evolving_ttt.records import check_path
 from evolving_ttt.systems import registered_systems
-from evolving_ttt.tables import YARDSTICKS, cell_summary, sweep_table
+from evolving_ttt.tables import YARDSTICKS, cell_label, cell_summary, sweep_table, swept_columns
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database: a sweep's, as opposed to a run record."""
@@ -40,9 +40,8 @@ def plot_sweep(db: str | Path, measure: str = "points_perfect_x"):
     if not len(table):
         raise ValueError(f"{db}: no task recorded yet, nothing to plot")
     summary = cell_summary(table, [measure])
-    by = [c for c in summary.columns if c not in (measure, f"{measure}_low", f"{measure}_high", "n")]
-    labels = [", ".join(f"{key}={row[key]:g}" if isinstance(row[key], float) else f"{key}={row[key]}" for key in by)
-              or "the paper's settings" for _, row in summary.iterrows()]  # fmt: skip
+    by = swept_columns(table)
+    labels = [cell_label(row, by) for _, row in summary.iterrows()]
     means = summary[measure].to_numpy(dtype=float)
     low = np.where(summary["n"] > 1, summary[f"{measure}_low"], means)
     high = np.where(summary["n"] > 1, summary[f"{measure}_high"], means)
@@ -101,9 +100,10 @@ def plot_file(path: str | Path, out, measure: str = "points_perfect_x") -> str:
     import matplotlib.pyplot as plt
 
     path = check_path(path, "FILE")
-    fig = plot_sweep(path, measure) if _is_database(path) else plot_record(path)
+    database = _is_database(path)
+    fig = plot_sweep(path, measure) if database else plot_record(path)
     try:
         fig.savefig(out, format="png", dpi=120)
     finally:
         plt.close(fig)
-    return f"{'the cells of a sweep' if _is_database(path) else 'the curves of a run record'} ({path.name})"
+    return f"{'the cells of a sweep' if database else 'the curves of a run record'} ({path.name})"

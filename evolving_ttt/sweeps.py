@@ -38,7 +38,7 @@ from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.store import SweepStore
 from evolving_ttt.systems import get_system, system_player
-from evolving_ttt.tables import YARDSTICKS, cell_summary, sweep_table
+from evolving_ttt.tables import YARDSTICKS, cell_label, cell_summary, sweep_table, swept_columns
 
 SWEEP_FORMAT = "ttt-sweep"
 """The ``format`` of a sweep's definition (chapter 20)."""
@@ -390,13 +390,10 @@ def sweep_summary(db: str | Path) -> str:
     if not len(table):
         return f"{db}: no task recorded yet"
     measures = [m for m in YARDSTICKS if m in table.columns]
-    summary = cell_summary(table, measures)
-    by = [c for c in summary.columns if c not in measures and not c.endswith(("_low", "_high")) and c != "n"]
+    summary, by = cell_summary(table, measures), swept_columns(table)
     lines = []
     for _, row in summary.iterrows():
-        shown = [(key, int(row[key]) if isinstance(row[key], float) and row[key].is_integer() else row[key])
-                 for key in by]  # fmt: skip
-        cell = ", ".join(f"{key}={value}" for key, value in shown) or "the paper's settings"
+        cell = cell_label(row, by)
         count = int(row["n"])
         lines.append(f"{cell} ({counted(count, 'task')}):")
         for m in measures:

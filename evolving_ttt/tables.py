@@ -80,6 +80,20 @@ def study_table(name: str):
     return sweep_table(study_path(name))
 
 
+def swept_columns(table) -> list[str]:
+    """The swept settings of a sweep table: its columns between ``task`` and the arena's yardsticks."""
+    columns = list(table.columns)
+    return columns[columns.index("task") + 1 : columns.index("points_perfect_x")] if "task" in columns else []
+
+
+def cell_label(row, by: Sequence[str]) -> str:
+    """A cell of :func:`cell_summary` in words, ``key=value, ...`` (whole numbers without ``.0``), or "the paper's
+    settings" for a sweep of nothing."""
+    values = [(key, int(row[key]) if isinstance(row[key], float) and row[key].is_integer() else row[key])
+              for key in by]  # fmt: skip
+    return ", ".join(f"{key}={value}" for key, value in values) or "the paper's settings"
+
+
 def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None):
     """Every cell of a sweep table as the mean of each measure with its 95% t interval.
 
@@ -101,9 +115,7 @@ def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None
     import pandas as pd
 
     columns = list(table.columns)
-    if by is None:
-        by = columns[columns.index("task") + 1 : columns.index("points_perfect_x")] if "task" in columns else []
-    by = list(by)
+    by = swept_columns(table) if by is None else list(by)
     for name in [*by, *measures]:
         if name not in columns:
             raise ValueError(f"cell_summary: the table has no column {name!r}; its columns are {', '.join(columns)}")

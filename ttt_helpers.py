@@ -292,6 +292,7 @@ from evolving_ttt.systems import (
     System, REQUIRED_NAMES, OPTIONAL_NAMES, BUILT_IN, check_system, check_settings, register_system, unregister_system,
     registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
+    player_from_file, read_by_any_system,
 )
 from evolving_ttt.parallel import (
     LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,

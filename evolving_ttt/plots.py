@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.records import check_path
-from evolving_ttt.systems import registered_systems
+from evolving_ttt.systems import read_by_any_system
 from evolving_ttt.tables import YARDSTICKS, cell_label, cell_summary, sweep_table, swept_columns
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -63,32 +63,25 @@ def plot_record(path: str | Path):
     """A figure of a run record of any registered system: its curves, mean over tasks and their range."""
     import matplotlib.pyplot as plt
 
-    reasons = []
-    for system in registered_systems():
-        curves = getattr(system, "record_curves", None)
-        try:
-            record = system.load_record(path)
-        except ValueError as error:
-            reasons.append(f"{system.name}: {' '.join(str(error).split())[:120]}")
-            continue
-        if curves is None:
-            raise ValueError(f"{path} is a record of {system.name}, which draws no curves (it has no record_curves)")
-        drawn = curves(record)
-        fig, axes = plt.subplots(len(drawn), 1, figsize=(7, 3.2 * len(drawn)), squeeze=False)
-        for ax, (label, (x, y)) in zip(axes[:, 0], drawn.items(), strict=True):
-            y = np.asarray(y, dtype=float)
-            if len(y) > 1:
-                ax.fill_between(x, y.min(axis=0), y.max(axis=0), alpha=0.25, label=f"range of {len(y)} tasks")
-            ax.plot(x, y.mean(axis=0), lw=1.2, label="mean" if len(y) > 1 else None)
-            ax.set_ylabel(label, fontsize=8)
-            ax.grid(alpha=0.3)
-            if len(y) > 1:
-                ax.legend(fontsize=8)
-        axes[0, 0].set_title(f"{Path(path).name}: {system.title}")
-        axes[-1, 0].set_xlabel("generation" if system.name != "ling-lam" else "iteration")
-        fig.tight_layout()
-        return fig
-    raise ValueError(f"{path} is no run record of any system of the book; " + "; ".join(reasons))
+    system, record = read_by_any_system(path, "load_record", "a run record")
+    curves = getattr(system, "record_curves", None)
+    if curves is None:
+        raise ValueError(f"{path} is a record of {system.name}, which draws no curves (it has no record_curves)")
+    drawn = curves(record)
+    fig, axes = plt.subplots(len(drawn), 1, figsize=(7, 3.2 * len(drawn)), squeeze=False)
+    for ax, (label, (x, y)) in zip(axes[:, 0], drawn.items(), strict=True):
+        y = np.asarray(y, dtype=float)
+        if len(y) > 1:
+            ax.fill_between(x, y.min(axis=0), y.max(axis=0), alpha=0.25, label=f"range of {len(y)} tasks")
+        ax.plot(x, y.mean(axis=0), lw=1.2, label="mean" if len(y) > 1 else None)
+        ax.set_ylabel(label, fontsize=8)
+        ax.grid(alpha=0.3)
+        if len(y) > 1:
+            ax.legend(fontsize=8)
+    axes[0, 0].set_title(f"{Path(path).name}: {system.title}")
+    axes[-1, 0].set_xlabel("generation" if system.name != "ling-lam" else "iteration")
+    fig.tight_layout()
+    return fig
 
 
 def plot_file(path: str | Path, out, measure: str = "points_perfect_x") -> str:

@@ -345,19 +345,31 @@ def player_from_file(path: str | Path, name: str | None = None) -> ArenaPlayer:
         If no system reads it, with what each said (the file's own format field first).
     """
     path = Path(path)
+    system, (player, provenance) = read_by_any_system(path, "load_player", "a player")
+    training = provenance.get("training", "") if isinstance(provenance, dict) else ""
+    return system_player(system, player, name or path.stem, f"loaded from {path}",
+                         training if isinstance(training, str) else "")  # fmt: skip
+
+
+def read_by_any_system(path: str | Path, loader: str, what: str) -> tuple[Any, Any]:
+    """``(system, what it read)``: the first registered system whose ``loader`` (``"load_player"``,
+    ``"load_record"``) reads ``path``, in the registry's order.
+
+    Raises
+    ------
+    ValueError
+        If none reads it, saying what each said (once, when all said the same: the file is no such file at all).
+    """
     reasons = []
     for system in registered_systems():
         try:
-            player, provenance = system.load_player(path)
+            return system, getattr(system, loader)(path)
         except ValueError as error:
-            reasons.append(f"{system.name}: {' '.join(str(error).split())[:160]}")
-            continue
-        training = provenance.get("training", "") if isinstance(provenance, dict) else ""
-        return system_player(system, player, name or path.stem, f"loaded from {path}",
-                             training if isinstance(training, str) else "")  # fmt: skip
-    if len({reason.partition(": ")[2] for reason in reasons}) == 1:  # the same for all: the file is no JSON player
-        raise ValueError(f"{path} is not a player saved by any system of the book: {reasons[0].partition(': ')[2]}")
-    raise ValueError(f"{path} is not a player saved by any system of the book; " + "; ".join(reasons))
+            reasons.append((system.name, " ".join(str(error).split())[:160]))
+    if len({reason for _, reason in reasons}) == 1:
+        raise ValueError(f"{path} is not {what} saved by any system of the book: {reasons[0][1]}")
+    raise ValueError(f"{path} is not {what} saved by any system of the book; "
+                     + "; ".join(f"{name}: {reason}" for name, reason in reasons))  # fmt: skip
 
 
 def system_player(

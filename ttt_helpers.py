@@ -125,8 +125,8 @@ from evolving_ttt.fogel.exact import (
 # system and by the arena)
 from evolving_ttt.outcomes import (
     POLICY_SHAPE, OUTCOMES, boards_to_move, check_policy, policy_table, random_policy, perfect_policy,
-    outcome_table, outcome_probabilities, sample_games, sample_game, best_response_policy, PolicyAudit,
-    audit_policy,
+    outcome_table, outcome_probabilities, sample_games, sample_game, best_response_policy, favourable_values,
+    PolicyAudit, audit_policy,
 )
 from evolving_ttt.fogel.exact import (
     rule_base_policy, protocol_score,
@@ -154,6 +154,10 @@ from evolving_ttt.al_khateeb.results import (
     evaluator_moves, moves_to_policies, evaluator_policies, evaluator_policy, evaluator_exact_results,
     progress_curve, final_round_robin, game_points, WelchTest, welch_test, match_record, choose_ttt,
     ttt_provenance,
+)
+from evolving_ttt.al_khateeb.bounds import (
+    WINS_ONLY, binomial_tail, Table3Bounds, table3_bounds, deterministic_perfect_policy, split_totals, splits_giving,
+    Table2Splits, table2_splits,
 )
 
 # Chapters 16-17: Ling and Lam (2011), the heuristic, the NNDTF and the improved GA (book/16_ling_lam_system.ipynb,
@@ -218,19 +222,24 @@ from evolving_ttt.store import (
 )
 from evolving_ttt.sweeps import (
     settings_keys, with_setting, with_settings, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
-    sweep, sweep_player,
+    reference_yardsticks, sweep, sweep_player,
 )
 from evolving_ttt.tables import (
     YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary, swept_columns, cell_label,
+    CONFIRMATION_SEEDS, confirmations, confirmation_command,
 )
 from evolving_ttt.statistics import (
-    mean_interval, share_interval,
+    mean_interval, difference_interval, share_interval, t_interval, holm_adjusted,
+)
+from evolving_ttt.verdicts import (
+    CATEGORIES, Sample, Measure, Cell, Bound, Claim, Verdict, verdict, verdict_text, interval_text,
 )
 from evolving_ttt.studies import (
-    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, at_a_glance, glance_markdown,
+    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, all_claims, at_a_glance, glance_markdown,
+    findings_markdown,
 )
 from evolving_ttt.fogel.study import (
-    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_glance,
+    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_claims,
 )
 
 # Chapter 21: Al-Khateeb (2012) under every reading: a deeper search, the share that breeds, a hall of fame
@@ -243,6 +252,7 @@ from evolving_ttt.al_khateeb.robust import (
 from evolving_ttt.al_khateeb.study import (
     STUDY_SWEEPS as AL_KHATEEB_STUDIES, sweep_command as al_khateeb_sweep_command,
     study_tasks as al_khateeb_study_tasks, study_cells as al_khateeb_study_cells, champion_curves,
+    task_numbers as al_khateeb_task_numbers, claims as al_khateeb_claims, table3_claim,
 )
 from evolving_ttt.al_khateeb.system import (
     champion_generations,
@@ -253,14 +263,15 @@ from evolving_ttt.ling_lam.capacity import (
     smooth_fitness, fit_network, position_set, capacity_study, save_capacity, load_capacity,
 )
 from evolving_ttt.ling_lam.robustness import (
-    STUDY_NAMES as LING_LAM_STUDIES, trained_networks, fitness_cells, claim_rows as ling_lam_claim_rows,
+    STUDY_NAMES as LING_LAM_STUDIES, trained_networks, fitness_cells, claims as ling_lam_claims,
 )
 
 # Chapter 23: Mohammadi et al. (2013) under every reading: the bonus, crossover at the root, many seeds
 from evolving_ttt.mohammadi.robustness import (
     competent_program_text, competent_program, bonus_test, STUDY_SWEEPS as MOHAMMADI_STUDIES, PAPER_CELL as
     MOHAMMADI_PAPER_CELL, SINGLE_ROOT_MAJORITY, sweep_command as mohammadi_sweep_command, random_player_points,
-    study_tables as mohammadi_study_tables, study_summary as mohammadi_study_summary, glance_rows as mohammadi_glance,
+    study_tables as mohammadi_study_tables, study_summary as mohammadi_study_summary, claims as mohammadi_claims,
+    lowest_square_points,
 )
 
 # Chapter 24: the arena, every system's players on the same exact yardsticks

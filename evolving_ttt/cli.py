@@ -238,7 +238,10 @@ def _add_sweep_parser(commands, systems) -> None:
     run.add_argument("--set", dest="grid", action="append", default=[], metavar="KEY=V1,V2,...",
                      help="a setting by its dotted path and the values to sweep (the grid is their product); "
                           "a tuple's items are separated by '/'")  # fmt: skip
-    run.add_argument("--seeds", type=whole_number, required=True, help="seeds 1 to N in every cell")
+    run.add_argument("--seeds", type=whole_number, required=True, help="how many seeds every cell runs")
+    run.add_argument("--first-seed", type=whole_number, default=1,
+                     help="the first seed; held-out seeds (say 1001 to 1020) confirm a cell that seeds 1 to 10 "
+                          "chose")  # fmt: skip
     run.add_argument("--db", required=True,
                      help="the SQLite file that keeps the sweep (created if missing; a run of the same sweep "
                           "resumes it)")  # fmt: skip
@@ -250,8 +253,8 @@ def _add_sweep_parser(commands, systems) -> None:
     status.add_argument("--db", required=True, help="the sweep's SQLite file")
     summary = actions.add_parser("summary", help="print every cell's yardsticks: means, 95% intervals, n",
                                  description="Print, for every cell of the sweep in --db, the mean of each of the "
-                                             "arena's yardsticks over its tasks, with its 95% t interval and the "
-                                             "number of tasks (chapter 20).")  # fmt: skip
+                                             "arena's yardsticks over its tasks, with its 95% bootstrap interval "
+                                             "and the number of tasks (chapter 20).")  # fmt: skip
     summary.add_argument("--db", required=True, help="the sweep's SQLite file (read, never written)")
     export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV",
                                 description="Write the sweep's table as CSV: one row per task, its settings and "
@@ -462,7 +465,7 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
         print(f"wrote {csv.path}: {counted(len(table), 'task')}")
         return 0
     system = get_system(args.sweep_system)
-    definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds)
+    definition = sweep_definition(system, parse_grid(system, args.grid), args.seeds, args.first_seed)
     workers = args.workers if args.workers is not None else default_workers()
     check_count(workers, "--workers")
     scheduler = check_scheduler(args.scheduler)
@@ -474,7 +477,8 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
         check_memory(needed, f"sweep {system.name} on {workers} worker(s)",
                      advice="Use smaller settings or fewer workers.")  # fmt: skip
     SweepStore(args.db, definition).close()  # created, or checked to hold this sweep, before anything runs
-    sweep(system, args.grid, args.seeds, args.db, workers, scheduler, progress=not args.quiet)
+    sweep(system, args.grid, args.seeds, args.db, workers, scheduler, progress=not args.quiet,
+          first_seed=args.first_seed)
     if args.quiet:
         with SweepStore(args.db) as store:
             print(status_line(store))

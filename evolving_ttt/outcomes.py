@@ -253,6 +253,34 @@ def best_response_policy(opponent_policy: np.ndarray, mark: int, payoff: tuple[f
     return table, values
 
 
+def favourable_values(mark: int, random_move_probability: float, payoff=(1.0, -1.0, 0.0)) -> np.ndarray:
+    """The most ``mark`` can expect from every board against a perfect player whose every choice goes its way
+    (chapter 15).
+
+    An upper bound on :func:`best_response_policy` against ``perfect_policy(-mark, random_move_probability)``,
+    whatever that player's ties and random moves are: on each of its boards it plays, with probability
+    ``1 - random_move_probability``, the move best for ``mark`` among its moves of best game-theoretic value,
+    and otherwise the move best for ``mark`` among all its moves; ``mark`` replies as well as it can. Returns
+    the expected payoff (``payoff`` = win, loss, draw, as seen by ``mark``) of every board, nan where none arises.
+    """
+    mark, p = check_mark(mark), check_probability(random_move_probability, "random_move_probability")
+    win, loss, draw = (float(v) for v in payoff)
+    tables = board_tables()
+    values = np.full(N_BOARDS, np.nan)
+    finished = np.flatnonzero(tables.legal & tables.over)
+    values[finished] = np.select([tables.winner[finished] == mark, tables.winner[finished] == -mark], [win, loss], draw)
+    for mover, rows, children in _layers():
+        scores = np.where(tables.empty[rows], values[children], -np.inf)  # occupied squares: never chosen
+        best = scores.max(axis=1)
+        if mover == mark:
+            values[rows] = best
+        else:  # the opponent's perfect moves, by their value from its side, then the best of them for mark
+            seen = np.where(tables.empty[rows], mover * minimax_values()[children], -np.inf)
+            perfect = np.where(seen == seen.max(axis=1, keepdims=True), scores, -np.inf).max(axis=1)
+            values[rows] = (1 - p) * perfect + p * best
+    return values
+
+
 @dataclass(frozen=True)
 class PolicyAudit:
     """How a player fares against every line of play of its opponent, judged by perfect play (chapter 11).

@@ -3,7 +3,7 @@
 :func:`plot_file` draws what a file holds, whichever system made it:
 
 * a sweep's database (SQLite, chapter 20): one point per cell, the mean of a yardstick over the cell's tasks with
-  its 95% t interval (:func:`~evolving_ttt.tables.cell_summary`);
+  its 95% bootstrap interval (:func:`~evolving_ttt.tables.cell_summary`);
 * a run record (any system's ``save_record``): the system's curves (its optional ``record_curves``), the mean over
   the record's tasks as a line, the range of the tasks as a band.
 
@@ -53,7 +53,7 @@ def plot_sweep(db: str | Path, measure: str = "points_perfect_x"):
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(measure)
-    ax.set_title(f"{Path(db).name}: mean of {measure} per cell, 95% t interval")
+    ax.set_title(f"{Path(db).name}: mean of {measure} per cell, 95% bootstrap interval")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

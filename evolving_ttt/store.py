@@ -253,13 +253,13 @@ def _cell_values(grid: list, cell: int) -> list[str]:
 def check_row(path: Path, definition: dict, row: dict, with_player: bool = True) -> dict:
     """One row of ``tasks`` (a dict of :data:`TASK_COLUMNS`) checked, with its settings and measures decoded.
 
-    The rules: ``cell`` is a cell of the definition's grid, ``seed`` one of its seeds (1 to N), ``task`` a whole
-    number from 0; ``settings`` a JSON object whose swept settings, where it states them, hold the cell's values;
-    ``measures`` a JSON object (no NaN or infinities) with every one of :data:`YARDSTICKS` as a finite number and
-    every other measure a finite number or a text; ``player`` a non-empty text (the system's player file; its loader
-    checks it when a task's player is loaded); ``wall_time`` a finite number of seconds from 0; ``worker`` and
-    ``finished`` texts. Without ``with_player``, ``row["player"]`` is only whether the row holds such a text (1 or
-    0, as SQLite tells it without reading the text).
+    The rules: ``cell`` is a cell of the definition's grid, ``seed`` one of its seeds (:func:`seed_range`), ``task``
+    a whole number from 0; ``settings`` a JSON object whose swept settings, where it states them, hold the cell's
+    values; ``measures`` a JSON object (no NaN or infinities) with every one of :data:`YARDSTICKS` as a finite
+    number and every other measure a finite number or a text; ``player`` a non-empty text (the system's player file;
+    its loader checks it when a task's player is loaded); ``wall_time`` a finite number of seconds from 0;
+    ``worker`` and ``finished`` texts. Without ``with_player``, ``row["player"]`` is only whether the row holds such
+    a text (1 or 0, as SQLite tells it without reading the text).
 
     Raises
     ------
@@ -275,8 +275,9 @@ def check_row(path: Path, definition: dict, row: dict, with_player: bool = True)
     cells = math.prod(len(values) for _, values in grid)
     if not _whole(row["cell"]) or not 0 <= row["cell"] < cells:
         raise fail("cell", f"is {row['cell']!r:.40}; the sweep's grid has cells 0 to {cells - 1}")
-    if not _whole(row["seed"]) or not 1 <= row["seed"] <= definition["seeds"]:
-        raise fail("seed", f"is {row['seed']!r:.40}; the sweep runs seeds 1 to {definition['seeds']}")
+    seeds = seed_range(definition)
+    if not _whole(row["seed"]) or row["seed"] not in seeds:
+        raise fail("seed", f"is {row['seed']!r:.40}; the sweep runs seeds {seeds[0]} to {seeds[-1]}")
     if not _whole(row["task"]) or row["task"] < 0:
         raise fail("task", f"is {row['task']!r:.40}; a task is a whole number from 0")
     decoded = dict(row)
@@ -342,6 +343,14 @@ OLD_NUMERICS = "numpy's functions (before the portable numerics)"
 """What a sweep database without a ``numerics`` entry was made with."""
 
 
+def seed_range(definition: dict) -> range:
+    """The seeds every cell of a sweep runs: ``first_seed`` (1 unless the definition names another) and the
+    ``seeds - 1`` after it. A sweep of held-out seeds, such as 1001 to 1020, confirms a cell chosen on seeds 1 to 10
+    (chapter 20)."""
+    first = definition.get("first_seed", 1)
+    return range(first, first + definition["seeds"])
+
+
 def _checked_definition(definition: object) -> dict:
     """A stored definition, if it has the form :func:`evolving_ttt.sweeps.sweep_definition` gives it."""
     if not isinstance(definition, dict) or not isinstance(definition.get("system"), str):
@@ -349,6 +358,9 @@ def _checked_definition(definition: object) -> dict:
     seeds, grid = definition.get("seeds"), definition.get("grid")
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1 or not isinstance(grid, list):
         raise ValueError("no seeds or grid")
+    first = definition.get("first_seed", 1)
+    if isinstance(first, bool) or not isinstance(first, int) or first < 1 or "first_seed" in definition and first == 1:
+        raise ValueError("a damaged first seed")
     for cell in grid:
         if not isinstance(cell, list) or len(cell) != 2 or not isinstance(cell[0], str):
             raise ValueError("a damaged grid")
@@ -372,4 +384,5 @@ def _check_sqlite_header(path: Path) -> None:
 def describe_definition(definition: dict) -> str:
     """A sweep's definition in one line: system, grid and seeds."""
     grid = " ".join(f"--set {key}={','.join(values)}" for key, values in definition.get("grid", []))
-    return f"{definition.get('system')} {grid} --seeds {definition.get('seeds')}".replace("  ", " ")
+    first = f" --first-seed {definition['first_seed']}" if "first_seed" in definition else ""
+    return f"{definition.get('system')} {grid} --seeds {definition.get('seeds')}{first}".replace("  ", " ")

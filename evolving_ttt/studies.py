@@ -9,8 +9,9 @@ setting of its paper around the paper's own setting, with many seeds per cell. T
 - :func:`rerun_check` re-runs a few recorded tasks and checks that they give the same bits, which is how a chapter
   shows, in every build, that its database is what the code computes;
 - :func:`plot_intervals` draws a cell summary, means with their intervals;
-- :func:`at_a_glance` gathers the introduction's table: each system's headline claims, what the book measures with
-  the paper's setting, and the best its study found, from the ``glance()`` of the systems that have one.
+- :func:`at_a_glance` gathers the findings: every system's headline claims (the ``claims()`` of the systems that
+  state some), each judged by the one verdict rule (:mod:`evolving_ttt.verdicts`); :func:`glance_markdown` prints
+  them as the introduction's table and :func:`findings_markdown` as the Findings page and the README's blocks.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ import numpy as np
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import grid_cells, run_sweep_task
 from evolving_ttt.systems import get_system, registered_systems
+from evolving_ttt.verdicts import Claim, interval_text, verdict, verdict_text
 
-GLANCE_COLUMNS = ("paper", "claim", "paper_figure", "book", "best", "setting", "verdict")
-"""The columns of the introduction's table at a glance, and the keys of every row a system's ``glance()`` gives."""
+GLANCE_COLUMNS = ("paper", "claim", "paper_figure", "measure", "book", "verdict", "reason", "chapter")
+"""The columns of :func:`at_a_glance`: one row per claim."""
 
 
 def _same(stored: Any, found: Any) -> bool:
@@ -114,36 +116,73 @@ def plot_intervals(ax, summary, x: str, measure: str, label: str | None = None, 
     return ax.errorbar(positions, means, yerr=[low, high], label=label, **options)
 
 
-def at_a_glance():
-    """The introduction's table: every registered system's headline claims, what the book measures with the
-    paper's setting, and the best setting its robustness study found (chapters 20 to 23).
+def all_claims() -> list[Claim]:
+    """Every registered system's headline claims (the optional ``claims()`` of a system), in the book's order."""
+    found = []
+    for system in registered_systems():
+        stated = getattr(system, "claims", None)
+        for claim in stated() if stated is not None else ():
+            if not isinstance(claim, Claim):
+                raise ValueError(f"{system.name}: claims() must give evolving_ttt.verdicts.Claim objects; got "
+                                 f"{type(claim).__name__}")  # fmt: skip
+            found.append(claim)
+    return found
 
-    Each system that has a ``glance()`` function gives its rows (dicts with the keys of :data:`GLANCE_COLUMNS`);
-    systems without one give none.
+
+def at_a_glance():
+    """The findings: every registered system's headline claims, judged by the one verdict rule
+    (:func:`evolving_ttt.verdicts.verdict`), one row each, with the columns of :data:`GLANCE_COLUMNS`.
+
+    ``book`` is what the paper's own setting gives (or, for a claim judged by a bound, the bound); ``verdict`` the
+    rule's category; ``reason`` why, with the interval it rests on (held-out seeds for a setting chosen as the best of
+    many); ``chapter`` the chapter that shows it.
     """
     import pandas as pd
 
     rows = []
-    for system in registered_systems():
-        glance = getattr(system, "glance", None)
-        if glance is None:
-            continue
-        for row in glance():
-            if not isinstance(row, dict) or set(row) != set(GLANCE_COLUMNS):
-                raise ValueError(f"{system.name}: glance() rows must have exactly the keys {', '.join(GLANCE_COLUMNS)}")
-            rows.append({column: str(row[column]) for column in GLANCE_COLUMNS})
+    for claim in all_claims():
+        found = verdict(claim)
+        paper = next((cell for cell in claim.cells if cell.change == "paper"), None)
+        if paper is not None:
+            book = interval_text(claim.measure, paper.sample)
+        else:  # a claim judged by its bound alone
+            book = f"at most {claim.measure.text(claim.bound.value)}, the best any player can do"
+        rows.append({"paper": claim.paper, "claim": claim.claim, "paper_figure": claim.paper_figure,
+                     "measure": claim.measure.name, "book": book, "verdict": found.category,
+                     "reason": verdict_text(claim, found).split(": ", 1)[1], "chapter": claim.chapter})  # fmt: skip
     return pd.DataFrame(rows, columns=list(GLANCE_COLUMNS))
 
 
-GLANCE_HEADINGS = ("paper", "headline claim", "the paper's figure", "the book, paper's setting",
-                   "best found by the study", "with", "verdict")  # fmt: skip
-"""The headings of the table at a glance, in the order of :data:`GLANCE_COLUMNS`."""
+GLANCE_HEADINGS = ("paper", "claim", "the paper's figure", "the book, paper's setting", "verdict")
+"""The headings of the table at a glance (the first columns of :data:`GLANCE_COLUMNS` but ``measure``)."""
 
 
 def glance_markdown(table=None) -> str:
-    """The table at a glance (:func:`at_a_glance`) as a Markdown table, as the introduction and the README show it."""
+    """The table at a glance (:func:`at_a_glance`) as a Markdown table of five columns, as the introduction shows
+    it: paper, claim, the paper's figure, what the paper's setting gives in the book, and the verdict."""
     table = at_a_glance() if table is None else table
+    columns = ("paper", "claim", "paper_figure", "book", "verdict")
     lines = ["| " + " | ".join(GLANCE_HEADINGS) + " |", "|" + "---|" * len(GLANCE_HEADINGS)]
     for _, row in table.iterrows():
-        lines.append("| " + " | ".join(str(row[c]).replace("|", "/") for c in GLANCE_COLUMNS) + " |")
+        lines.append("| " + " | ".join(str(row[c]).replace("|", "/") for c in columns) + " |")
     return "\n".join(lines)
+
+
+def findings_markdown(table=None, link: str = "{{doc}}`{chapter}`") -> str:
+    """The findings (:func:`at_a_glance`) as Markdown blocks, one per claim: the claim, the paper's figure, the
+    book's figure under the paper's setting, the verdict in the rule's words and why, and the chapter that shows it
+    (``link`` is a format string of ``chapter``: a MyST cross-reference in the book, a link to the notebook in the
+    README)."""
+    table = at_a_glance() if table is None else table
+    blocks = []
+    for _, row in table.iterrows():
+        blocks.append("\n".join([
+            f"**{row['paper']}: {row['claim']}.** *{row['verdict'].capitalize()}.*",
+            "",
+            f"- The paper: {row['paper_figure']}.",
+            f"- The measure: {row['measure']}.",
+            f"- The book, at the paper's setting: {row['book']}.",
+            f"- Why: {row['reason']}.",
+            f"- Shown in: {link.format(chapter=row['chapter'])}.",
+        ]))  # fmt: skip
+    return "\n\n".join(blocks)

@@ -36,7 +36,7 @@ from evolving_ttt.arguments import counted
 from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
-from evolving_ttt.store import SweepStore
+from evolving_ttt.store import SweepStore, seed_range
 from evolving_ttt.systems import get_system, system_player
 from evolving_ttt.tables import YARDSTICKS, cell_label, cell_summary, sweep_table, swept_columns
 
@@ -203,13 +203,24 @@ def _cell_refused(system: Any, grid, texts, error: Exception) -> ValueError:
     return ValueError(f"--set: the cell {together} is refused: {error}")
 
 
-def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], seeds: int) -> dict:
-    """What defines a sweep, as stored in its database: the system, the grid, the number of seeds, and the numerics
-    its results are made with (:data:`evolving_ttt.numerics.NUMERICS`), so that no sweep resumes with others."""
+def sweep_definition(system: Any, grid: Sequence[tuple[str, Sequence[str]]], seeds: int, first_seed: int = 1) -> dict:
+    """What defines a sweep, as stored in its database: the system, the grid, the number of seeds (and the first,
+    when it is not 1), and the numerics its results are made with (:data:`evolving_ttt.numerics.NUMERICS`), so that
+    no sweep resumes with others."""
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"--seeds must be a whole number >= 1; got {seeds!r}")
-    return {"format": SWEEP_FORMAT, "version": 1, "system": system.name,
-            "grid": [[key, list(values)] for key, values in grid], "seeds": seeds, "numerics": NUMERICS}  # fmt: skip
+    if isinstance(first_seed, bool) or not isinstance(first_seed, int) or not 1 <= first_seed <= LARGEST_FIRST_SEED:
+        raise ValueError(f"--first-seed must be a whole number from 1 to {LARGEST_FIRST_SEED:,}; got {first_seed!r}")
+    definition = {"format": SWEEP_FORMAT, "version": 1, "system": system.name,
+                  "grid": [[key, list(values)] for key, values in grid], "seeds": seeds,
+                  "numerics": NUMERICS}  # fmt: skip
+    if first_seed != 1:  # left out otherwise, so that the sweeps made before it existed keep their definition
+        definition["first_seed"] = first_seed
+    return definition
+
+
+LARGEST_FIRST_SEED = 1_000_000_000
+"""The largest first seed of a sweep (seeds are spawned into generators; any whole number would do)."""
 
 
 MAX_SWEEP_TASKS = 1_000_000
@@ -233,10 +244,11 @@ def check_sweep_size(system: Any, definition: dict) -> list[Any]:
 
 
 def sweep_tasks(system: Any, definition: dict) -> list[tuple[int, int, int]]:
-    """Every task of a sweep as ``(cell, seed, task)``: seeds 1 to N of every cell, every task of each."""
+    """Every task of a sweep as ``(cell, seed, task)``: every seed of :func:`~evolving_ttt.store.seed_range` in every
+    cell, every task of each."""
     cells = grid_cells(system, definition["grid"])
     return [(cell, seed, task) for cell, settings in enumerate(cells)
-            for seed in range(1, definition["seeds"] + 1) for task in range(system.task_count(settings))]  # fmt: skip
+            for seed in seed_range(definition) for task in range(system.task_count(settings))]  # fmt: skip
 
 
 # --- One task, on a worker -----------------------------------------------------------------------------------------
@@ -255,6 +267,30 @@ def yardsticks(player: ArenaPlayer) -> dict[str, float]:
         "points_random_x": points("random", "X"), "points_random_o": points("random", "O"),
         "fogel_score": row.protocol_score, "can_lose": float(row.can_lose["X"] or row.can_lose["O"]),
     }  # fmt: skip
+
+
+def reference_yardsticks():
+    """The arena's yardsticks (:func:`yardsticks`) of three reference players, the lines a study's players are read
+    against (chapters 20 to 23): the uniformly random player, the player that takes the lowest empty square (what a
+    program that never moves plays, since the engine then moves for it), and the perfect player.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per player (``player``), one column per yardstick.
+    """
+    import pandas as pd
+
+    from evolving_ttt.perfect import lowest_square_player
+    from evolving_ttt.players import table_player
+
+    players = {player.name: player for player in reference_players()}
+    lowest = table_player("lowest empty square", "reference", "the lowest empty square",
+                          lambda board, mark: lowest_square_player(board))  # fmt: skip
+    rows = [{"player": name, **yardsticks(player)}
+            for name, player in (("random", players["random"]), ("lowest empty square", lowest),
+                                 ("perfect", players["perfect"]))]  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def task_yardsticks(system: Any, player: Any) -> dict[str, float]:
@@ -336,6 +372,7 @@ def sweep(
     workers: int | None = None,
     scheduler: object = None,
     progress: bool = True,
+    first_seed: int = 1,
 ):
     """Run a sweep, or the part of it not yet in ``db``, and return its table (chapter 20).
 
@@ -346,13 +383,15 @@ def sweep(
     grid
         ``{"mutation.weight_spread": [0.02, 0.05], "trials": [1]}``, or the command line's ``["KEY=V1,V2", ...]``.
     seeds
-        Seeds 1 to ``seeds`` for every cell.
+        How many seeds every cell runs: ``first_seed`` to ``first_seed + seeds - 1``.
     db
         The SQLite file that keeps the sweep; created if missing. A file holding another sweep is refused.
     workers, scheduler
         Where the tasks run (:class:`evolving_ttt.parallel.TaskRunner`): local processes, or a Dask cluster.
     progress
         A bar over the tasks, with the estimated time left.
+    first_seed
+        The first seed (1 by default). Held-out seeds, such as 1001 to 1020, confirm a cell that seeds 1 to 10 chose.
 
     Returns
     -------
@@ -362,7 +401,7 @@ def sweep(
     system = get_system(system) if isinstance(system, str) else system
     if isinstance(grid, dict):
         grid = [f"{key}={','.join(str(v) for v in values)}" for key, values in grid.items()]
-    definition = sweep_definition(system, parse_grid(system, list(grid)), seeds)
+    definition = sweep_definition(system, parse_grid(system, list(grid)), seeds, first_seed)
     cells = check_sweep_size(system, definition)
     with SweepStore(db, definition) as store:
         done = store.done()
@@ -385,7 +424,7 @@ def sweep(
 
 def sweep_summary(db: str | Path) -> str:
     """Every cell of the sweep in ``db`` as text: the mean of each of the arena's yardsticks over the cell's tasks,
-    with its 95% t interval, and the number of tasks (``python -m ttt_helpers sweep summary``)."""
+    with its 95% bootstrap interval, and the number of tasks (``python -m ttt_helpers sweep summary``)."""
     table = sweep_table(db)
     if not len(table):
         return f"{db}: no task recorded yet"
@@ -397,8 +436,12 @@ def sweep_summary(db: str | Path) -> str:
         count = int(row["n"])
         lines.append(f"{cell} ({counted(count, 'task')}):")
         for m in measures:
-            interval = (f"95% interval {row[m + '_low']:.4f} to {row[m + '_high']:.4f}" if count > 1
-                        else "one task: no interval")  # fmt: skip
+            if count == 1:
+                interval = "one task: no interval"
+            elif row[m + "_low"] == row[m + "_high"]:
+                interval = f"the same in all {count} tasks"
+            else:
+                interval = f"95% interval {row[m + '_low']:.4f} to {row[m + '_high']:.4f}"
             lines.append(f"  {m:<17} {row[m]:>9.4f}   {interval}")
     lines.append("points_*: expected points per game (1 a win, 1/2 a draw, 0 a loss) against the perfect or the "
                  "random player as X or as O; fogel_score: the expected score of Fogel's 32-game protocol as X "

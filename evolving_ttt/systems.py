@@ -129,10 +129,11 @@ class System(Protocol):
         """
 
 
-OPTIONAL_NAMES = ("record_curves", "command_aliases")
+OPTIONAL_NAMES = ("record_curves", "command_aliases", "claims")
 """Names a system may provide: ``record_curves(record)`` -> ``{label: (x, y)}``, the curves of a record (``y`` one
 row per task) that ``python -m ttt_helpers plot`` draws (:mod:`evolving_ttt.plots`); ``command_aliases``, other
-names of its command (Fogel's ``evolve``)."""
+names of its command (Fogel's ``evolve``); ``claims()`` -> its papers' headline claims as
+:class:`evolving_ttt.verdicts.Claim`, which the one verdict rule judges (:func:`evolving_ttt.studies.at_a_glance`)."""
 
 
 def command_names(system: Any) -> tuple[str, ...]:

@@ -2,12 +2,17 @@
 
 :func:`sweep_table` reads any sweep database (:mod:`evolving_ttt.store`) as a pandas table, one row per task;
 :func:`study_table` one of the robustness studies committed to ``book/data/studies/``; :func:`cell_summary` gives
-every cell of a table as means with 95% t intervals (:func:`evolving_ttt.statistics.mean_interval`).
+every cell of a table as means with 95% bootstrap intervals (:func:`evolving_ttt.statistics.mean_interval`).
+
+A cell chosen as the best of many is confirmed on held-out seeds (:data:`CONFIRMATION_SEEDS`) in a database of its
+own, ``book/data/studies/confirm_<claim>.sqlite``: :func:`confirmations` finds them by the cell's settings, and
+:func:`confirmation_command` prints the command that makes one.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -95,7 +100,8 @@ def cell_label(row, by: Sequence[str]) -> str:
 
 
 def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None):
-    """Every cell of a sweep table as the mean of each measure with its 95% t interval.
+    """Every cell of a sweep table as the mean of each measure with its 95% bootstrap interval (BCa), which stays
+    within the values, so within the measure's range.
 
     Parameters
     ----------
@@ -131,3 +137,44 @@ def cell_summary(table, measures: Sequence[str], by: Sequence[str] | None = None
         row["n"] = len(group)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+CONFIRMATION_SEEDS = (1001, 20)
+"""The held-out seeds of a confirmation: 20 seeds from 1001, none of which chose the cell (seeds 1 to 20 did)."""
+
+
+def settings_key(settings: dict) -> str:
+    """A cell's full settings as one text (sorted JSON), to find the same cell in two databases."""
+    return json.dumps(settings, sort_keys=True)
+
+
+def cell_keys(db: str | Path) -> dict[int, str]:
+    """The :func:`settings_key` of every cell recorded in a sweep database, by cell."""
+    with SweepStore(db) as store:
+        return {row["cell"]: settings_key(row["settings"]) for row in store.rows()}
+
+
+def confirmations(system: str, folder: Path = STUDIES) -> dict[str, Any]:
+    """Every confirmation of ``system`` committed in ``folder`` (``confirm_*.sqlite``), as tables of its tasks keyed
+    by the cell's :func:`settings_key`, each with a ``database`` column naming the file."""
+    found = {}
+    for path in sorted(Path(folder).glob("confirm_*.sqlite")):
+        with SweepStore(path) as store:
+            if store.definition["system"] != system:
+                continue
+        table, keys = sweep_table(path), cell_keys(path)
+        for cell, key in keys.items():
+            found[key] = table[table["cell"] == cell].assign(database=path.stem)
+    return found
+
+
+def confirmation_command(db: str | Path, cell: int, name: str) -> str:
+    """The command that confirms ``cell`` of the sweep ``db`` on :data:`CONFIRMATION_SEEDS`, into
+    ``book/data/studies/<name>.sqlite``."""
+    with SweepStore(db) as store:
+        definition = store.definition
+    values = list(itertools.product(*(values for _, values in definition["grid"])))[cell]
+    grid = " ".join(f"--set {key}={value}" for (key, _), value in zip(definition["grid"], values, strict=True))
+    first, count = CONFIRMATION_SEEDS
+    return (f"python -m ttt_helpers sweep run {definition['system']} {grid} --seeds {count} --first-seed {first} "
+            f"--db book/data/studies/{name}.sqlite")  # fmt: skip

@@ -14,16 +14,17 @@ hashes. The parts (:data:`PARTS`):
   and run by :func:`evolving_ttt.sweeps.run_sweep_task` as a sweep's worker runs it: its measures and saved player;
 - ``arena_yardsticks``: the arena's exact yardsticks and round robin of every system's saved players
   (``book/data``), every number at full precision;
-- ``glance``: the introduction's table at a glance, read from the committed sweep databases in
-  ``book/data/studies``, as the printed Markdown (its statistics rounded to the digits shown).
+- ``glance``: the findings, read from the committed sweep databases in ``book/data/studies`` and judged by the one
+  verdict rule: the printed Markdown, and every claim's bootstrap intervals and p values at full precision.
 
 - ``al_khateeb_run`` and ``al_khateeb_sweep_task``: the same for Al-Khateeb's co-evolution, whose evaluator runs
   on the portable ``tanh`` and whose mutation on the portable ``exp``;
 - ``ling_lam_run`` and ``ling_lam_sweep_task``: the same for Ling and Lam's two GAs, whose networks run in the
   fused kernels on the portable ``exp`` and ``tanh`` (vectorized loops on wide processors, scalar on others) and
   whose mutation on the portable ``power``;
-- ``ling_lam_capacity``: one restart of chapter 22's capacity fit (the optimizer's own projected L-BFGS on the
-  portable smooth fitness), its stages' fitness and its genes.
+- ``ling_lam_capacity``: a restart of chapter 22's capacity fit for each network (the optimizer's own projected
+  L-BFGS on the portable smooth fitness, the NNDTF's transfer functions widened, then the polish), its fitness at
+  each step and its genes.
 
 Options: ``--refresh`` also writes the note that ``tests/same_bits_hashes.json`` carries (kept from ``OUT.json``
 if it has one), so ``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh`` renews the committed
@@ -215,12 +216,18 @@ def ling_lam_sweep_task_part() -> bytes:
 
 
 def ling_lam_capacity_part() -> bytes:
-    """One restart of the capacity fit: the baseline on the quiet positions, two stages of 40 iterations."""
+    """A restart of the capacity fit for each network on the quiet positions, two stages of 40 iterations and a
+    polish of two sweeps: the baseline, and the NNDTF with its transfer functions widened."""
     from evolving_ttt.ling_lam.capacity import fit_network, position_set
 
-    fit = fit_network("baseline", position_set("quiet games"), np.random.default_rng([1, 5, 0]), taus=(0.5, 0.05),
-                      max_iterations=40)  # fmt: skip
-    return canonical_json(list(fit.stage_fitness)) + array_bytes({"genes": fit.genes, "best": fit.best_genes})
+    positions = position_set("quiet games")
+    data = b""
+    for kind, target in (("baseline", 5), ("nndtf", 4)):
+        fit = fit_network(kind, positions, np.random.default_rng([1, target, 0]), taus=(0.5, 0.05),
+                          widths=(0.1, 0.02), max_iterations=40, polish_sweeps=2)  # fmt: skip
+        data += canonical_json([fit.start_fitness, *fit.stage_fitness, fit.best_fitness, fit.polish_sweeps])
+        data += array_bytes({"genes": fit.genes, "best": fit.best_genes})
+    return data
 
 
 def arena_yardsticks_part() -> bytes:
@@ -233,10 +240,18 @@ def arena_yardsticks_part() -> bytes:
 
 
 def glance_part() -> bytes:
-    """The introduction's table at a glance, read from the committed sweep databases, as the printed Markdown."""
-    from evolving_ttt.studies import at_a_glance, glance_markdown
+    """The findings, read from the committed sweep databases and judged by the one verdict rule: the table at a
+    glance and the Findings page as printed, then every claim's intervals and p values at full precision."""
+    from evolving_ttt.studies import all_claims, at_a_glance, findings_markdown, glance_markdown
+    from evolving_ttt.verdicts import verdict
 
-    return glance_markdown(at_a_glance()).encode()
+    table = at_a_glance()
+    numbers = []
+    for claim in all_claims():
+        found = verdict(claim)
+        cells = [[cell.sample.interval(), cell.sample.p_value(claim.threshold)] for cell in claim.cells]
+        numbers.append([claim.claim, found.category, found.interval, found.holm_p, cells])
+    return (glance_markdown(table) + findings_markdown(table)).encode() + canonical_json(numbers)
 
 
 PARTS: dict[str, Callable[[], bytes]] = {

@@ -38,7 +38,6 @@ from evolving_ttt.al_khateeb.search import (
 from evolving_ttt.game import O, X, board_from_string, board_tables, play
 from evolving_ttt.outcomes import boards_to_move, policy_table
 from evolving_ttt.records import STUDIES
-from evolving_ttt.studies import GLANCE_COLUMNS
 
 READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("evaluator", "rules")]
 RECORD = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
@@ -273,7 +272,7 @@ def test_study_names_and_files_are_checked(tmp_path):
         study.study_file("fogel_population")
     with pytest.raises(ValueError, match="missing"):
         study.study_file("al_khateeb_depth", tmp_path)
-    assert study.glance(tmp_path) == []
+    assert study.claims(tmp_path) == []
 
 
 def test_task_numbers_turn_points_into_the_papers_draws_and_the_champions_progress():
@@ -296,13 +295,17 @@ def test_settings_are_named_in_words():
 
 @pytest.mark.skipif(not all((STUDIES / f"{n}.sqlite").is_file() for n in study.STUDY_SWEEPS),
                     reason="the study's databases are not in book/data/studies")  # fmt: skip
-def test_glance_reads_its_numbers_from_the_databases():
-    rows = study.glance()
-    assert len(rows) == 2 and all(set(row) == set(GLANCE_COLUMNS) for row in rows)
+def test_claims_read_their_numbers_from_the_databases():
+    table3, draws, progress = study.claims()
+    assert table3.bound.value < table3.threshold and not table3.cells
     cells = study.study_cells()
     paper = cells.iloc[0]
     assert paper["study"] == "al_khateeb_readings" and paper["setting"] == "view mover, winning moves evaluator"
-    assert rows[0]["book"].startswith(f"draws per 50 as X {paper['draws_x']:.1f} ")
-    assert rows[1]["best"].startswith(f"{cells['progress_rule'].max():.3f} ")
-    assert (cells["n"] == 10).all()
+    assert draws.cells[0].change == "paper" and draws.cells[0].setting == paper["setting"]
+    assert np.mean(draws.cells[0].sample.values) == pytest.approx(paper["draws_both"])
+    assert np.mean(progress.cells[0].sample.values) == pytest.approx(paper["progress_rule"])
+    assert len(draws.cells) == len(cells) and (cells["n"] == 10).all()
+    assert draws.threshold == 43 and progress.threshold == 0 and draws.control
+    deep = [cell for cell in draws.cells if cell.setting == "depth 4, winning moves rules"]
+    assert deep[0].change == "open reading" and deep[0].confirmation.n == 20
     assert study.sweep_command("al_khateeb_depth").startswith("python -m ttt_helpers sweep run al-khateeb --set runs=1")

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 
 
-REFERENCE_PAGES = ("book/glossary",)
-"""Pages of the table of contents that are no chapters: no number, no notebook."""
+REFERENCE_PAGES = ("book/findings", "book/glossary")
+"""Pages of the table of contents that are no chapters: no number, no reading time."""
 
 
 def toc_files() -> list[str]:
@@ -82,15 +82,21 @@ def test_benchmark_figures_round_trip_and_bad_files_are_refused(tmp_path):
         ttt_helpers.save_benchmark("../x", {"seconds": 1}, tmp_path)
 
 
-def test_the_readme_shows_the_table_at_a_glance_the_studies_compute():
+def test_the_readme_shows_the_findings_the_studies_compute_once():
     text = (ROOT / "README.md").read_text()
-    start, end = "<!-- the table at a glance: th.glance_markdown() -->\n", "\n<!-- end of the table at a glance -->"
-    assert text.count(start) == 1 and text.count(end) == 1, "the README's table at a glance has lost its markers"
+    start, end = f"<!-- the findings: {README_FINDINGS} -->\n", "\n<!-- end of the findings -->"
+    assert text.count(start) == 1 and text.count(end) == 1, "the README's findings have lost their markers"
     shown = text.split(start)[1].split(end)[0]
     table = ttt_helpers.at_a_glance()
     papers = {"Fogel (1993)", "Al-Khateeb (2012)", "Ling and Lam (2011)", "Mohammadi et al. (2013)"}
     assert set(table["paper"]) == papers
-    assert shown == ttt_helpers.glance_markdown(table), "update the README: print(th.glance_markdown())"
+    found = ttt_helpers.findings_markdown(table, link=README_LINK)
+    assert shown == found, f"update the README: print({README_FINDINGS})"
+    assert "| paper |" not in text, "the README has one results table: the computed findings"
+
+
+README_LINK = "[{chapter}](book/{chapter}.ipynb)"
+README_FINDINGS = 'th.findings_markdown(link="[{chapter}](book/{chapter}.ipynb)")'
 
 
 WORDS_PER_MINUTE = 200

@@ -320,7 +320,11 @@ def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "generations=2, trials=1, parents=6 (2 tasks):" in text
     assert "generations=2, trials=1, parents=7 (2 tasks):" in text
-    assert text.count("95% interval") == 2 * 6 and "nan" not in text
+    assert text.count("95% interval") + text.count("the same in all 2 tasks") == 2 * 6 and "nan" not in text
+    for line in text.splitlines():  # a bootstrap interval stays within the tasks' values: never "0 to 0"
+        if "95% interval" in line:
+            low, high = (float(v) for v in line.split("95% interval ")[1].split(" to "))
+            assert low < high, line
     before = db.read_bytes()
     with pytest.raises(SystemExit):
         main(["sweep", "summary", "--db", str(tmp_path / "missing.sqlite")])

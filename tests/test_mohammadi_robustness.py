@@ -255,18 +255,23 @@ def test_random_player_points_and_verdict_columns():
     assert marked["points_perfect"].tolist() == [0.5, 0.0, 0.25]
 
 
-def test_glance_rows_have_the_introductions_columns():
-    from evolving_ttt.studies import GLANCE_COLUMNS
-
-    rows = ms.glance()
+def test_the_claims_compare_with_a_program_that_never_moves():
+    x_line, o_line = rb.lowest_square_points()
+    random_x, random_o = rb.random_player_points()
+    assert 0.80 < x_line < 0.81 and 0.45 < o_line < 0.47 and x_line > random_x and o_line > random_o
+    found = ms.claims()
     if not (rb.STUDIES_FOLDER / "mohammadi_judge.sqlite").is_file():
-        assert rows == []
+        assert found == []
         return
-    assert len(rows) == 3
-    for row in rows:
-        assert set(row) == set(GLANCE_COLUMNS)
-        assert (
-            row["verdict"] == "holds"
-            or row["verdict"].startswith("holds only under ")
-            or (row["verdict"] == "does not hold under any setting tried")
-        )
+    judge, root, play = found
+    assert [cell.setting for cell in judge.cells] == ["bonuses added to the outcome points",
+                                                      "bonuses that only break ties"]  # fmt: skip
+    assert judge.cells[0].change == "paper" and judge.cells[1].change == "open reading"
+    assert all(cell.sample.kind == "difference" for cell in judge.cells)
+    tables = rb.study_tables()
+    paper = tables["judge"][tables["judge"]["setting"] == "judge=perfect, bonus_role=added"]
+    hits = (paper["points_random_x"] > x_line) & (paper["points_random_o"] > o_line)
+    assert play.cells[0].change == "paper" and sum(play.cells[0].sample.values) == hits.sum()
+    judged_cells = sum(group["judge"].iloc[0] == "perfect" if "judge" in group else True
+                       for table in tables.values() for _, group in table.groupby("cell"))  # fmt: skip
+    assert len(root.cells) == len(play.cells) == judged_cells

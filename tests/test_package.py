@@ -27,6 +27,7 @@ LAYERS = {
     "evolving_ttt.parallel": 1,
     "evolving_ttt.drawing": 1,
     "evolving_ttt.statistics": 1,
+    "evolving_ttt.verdicts": 1.2,  # the one verdict rule: below the systems, which state their claims with it
     "evolving_ttt.tables": 1.5,
     "evolving_ttt.perfect": 1,
     "evolving_ttt.outcomes": 2,

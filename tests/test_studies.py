@@ -10,7 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from evolving_ttt import studies, tables
-from evolving_ttt.statistics import mean_interval, share_interval
+from evolving_ttt.statistics import mean_interval, share_interval, t_interval
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import sweep
 from evolving_ttt.systems import register_system, registered_systems, unregister_system
@@ -25,13 +25,13 @@ def small_sweep(tmp_path_factory):
     return db, table
 
 
-def test_the_mean_interval_is_the_t_interval_and_needs_finite_numbers():
-    mean, low, high = mean_interval([1.0, 2.0, 3.0, 4.0])
+def test_the_t_interval_is_students_and_needs_finite_numbers():
+    mean, low, high = t_interval([1.0, 2.0, 3.0, 4.0])
     assert mean == 2.5
     # t(3) = 3.182446..., sd = 1.290994..., sqrt(4) = 2
     assert math.isclose(high - mean, 3.182446305284263 * 1.2909944487358056 / 2, rel_tol=1e-12)
     assert math.isclose(mean - low, high - mean, rel_tol=1e-12)
-    assert mean_interval([0.75])[0] == 0.75 and all(math.isnan(v) for v in mean_interval([0.75])[1:])
+    assert t_interval([0.75])[0] == 0.75 and all(math.isnan(v) for v in t_interval([0.75])[1:])
     for bad in ([], [1.0, float("nan")], [[1.0, 2.0]], ["a"]):
         with pytest.raises(ValueError, match="finite numbers"):
             mean_interval(bad)
@@ -53,8 +53,8 @@ def test_cell_summary_groups_by_the_swept_settings_with_intervals(small_sweep):
     assert list(summary["generations"]) == [4, 6] and list(summary["n"]) == [3, 3]
     for generations, row in summary.set_index("generations").iterrows():
         values = table.loc[table["generations"] == generations, "fogel_score"].to_numpy()
-        assert row["fogel_score"] == values.mean()
-        assert row["fogel_score_low"] <= row["fogel_score"] <= row["fogel_score_high"]
+        assert row["fogel_score"] == pytest.approx(values.mean(), rel=1e-14)
+        assert values.min() <= row["fogel_score_low"] <= row["fogel_score"] <= row["fogel_score_high"] <= values.max()
     with pytest.raises(ValueError, match="no column 'speed'"):
         tables.cell_summary(table, ["speed"])
     with pytest.raises(ValueError, match="one or more measures"):
@@ -106,38 +106,43 @@ def test_study_names_are_checked():
         tables.study_path("no_such_study")
 
 
-class _Glancing:
-    """A registered system's module stand-in: the Fogel module's names plus a ``glance``."""
+class _Claiming:
+    """A registered system's module stand-in: the Fogel module's names plus ``claims``."""
 
-    def __init__(self, rows):
+    def __init__(self, found):
         import evolving_ttt.fogel.system as fogel
 
         self.__dict__.update(
-            {name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__") and name != "glance"}
+            {name: getattr(fogel, name) for name in dir(fogel) if not name.startswith("__") and name != "claims"}
         )
-        self.name, self.command, self.command_aliases, self.rows = "glancing", "glancing", (), rows
+        self.name, self.command, self.command_aliases, self.found = "claiming", "claiming", (), found
 
-    def glance(self):
-        return self.rows
+    def claims(self):
+        return self.found
 
 
-def test_at_a_glance_gathers_the_rows_of_systems_with_a_glance_and_checks_them():
+def test_at_a_glance_judges_the_claims_of_every_system_and_checks_them():
+    from evolving_ttt.verdicts import Cell, Claim, Measure, Sample
+
     base = studies.at_a_glance()
     assert list(base.columns) == list(studies.GLANCE_COLUMNS)
-    row = dict.fromkeys(studies.GLANCE_COLUMNS, "x") | {"paper": "Test (2026)", "best": 0.5}
-    register_system(_Glancing([row]))
+    measure = Measure("share of runs", 0.0, 1.0, unit="%")
+    claim = Claim("Test (2026)", "a test claim", "all of them", measure, 0.5, "above",
+                  (Cell("the paper's", "paper", Sample("share", (1.0,) * 20, "1 to 20")),))  # fmt: skip
+    register_system(_Claiming([claim]))
     try:
         table = studies.at_a_glance()
-        assert len(table) == len(base) + 1 and table.iloc[-1]["best"] == "0.5"
+        assert len(table) == len(base) + 1 and table.iloc[-1]["verdict"] == "reproduces"
+        assert "20 of 20 runs" in table.iloc[-1]["book"]
     finally:
-        unregister_system("glancing")
-    register_system(_Glancing([{"paper": "Test"}]))
+        unregister_system("claiming")
+    register_system(_Claiming([{"paper": "Test"}]))
     try:
-        with pytest.raises(ValueError, match="glancing: glance"):
+        with pytest.raises(ValueError, match="claiming: claims"):
             studies.at_a_glance()
     finally:
-        unregister_system("glancing")
-    assert "glancing" not in {system.name for system in registered_systems()}
+        unregister_system("claiming")
+    assert "claiming" not in {system.name for system in registered_systems()}
 
 
 @pytest.mark.parametrize("path", sorted(tables.STUDIES.glob("*.sqlite")), ids=lambda p: p.name)
@@ -146,7 +151,10 @@ def test_committed_study_databases_are_small_complete_sweeps(path):
     with SweepStore(path) as store:
         rows = store.rows()
         seeds = store.definition["seeds"]
+        first = store.definition.get("first_seed", 1)
     assert seeds >= 10 and rows
+    if path.name.startswith("confirm_"):  # held-out seeds: 20 of them, none of which chose the cell
+        assert (first, seeds) == tables.CONFIRMATION_SEEDS
     table = pd.DataFrame(rows)
     assert table.groupby("cell")["seed"].nunique().eq(seeds).all(), f"{path.name}: a cell has missing seeds"
 

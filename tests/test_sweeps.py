@@ -17,7 +17,7 @@ from evolving_ttt.arena import measure
 from evolving_ttt.cli import main
 from evolving_ttt.fogel.evolution import ExperimentConfig
 from evolving_ttt.numerics import NUMERICS
-from evolving_ttt.store import SweepStore
+from evolving_ttt.store import SweepStore, describe_definition
 from evolving_ttt.sweeps import (
     grid_cells,
     parse_grid,
@@ -250,3 +250,22 @@ def test_the_commands_status_and_export(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["sweep", "run", "chess", "--seeds", "1", "--db", str(db)])
     assert "invalid choice: 'chess'" in capsys.readouterr().err
+
+
+def test_held_out_seeds_run_from_the_first_seed_and_are_their_own_sweep(tmp_path):
+    grid = ["parents=6", "generations=2", "trials=1"]
+    low = sweep("fogel", grid, 2, tmp_path / "low.sqlite", workers=1, progress=False)
+    held = sweep("fogel", grid, 2, tmp_path / "held.sqlite", workers=1, progress=False, first_seed=1001)
+    assert sorted(held["seed"]) == [1001, 1002] and sorted(low["seed"]) == [1, 2]
+    assert held["fogel_score"].tolist() != low["fogel_score"].tolist()
+    with SweepStore(tmp_path / "held.sqlite") as store:
+        assert store.definition["first_seed"] == 1001 and "--first-seed 1001" in describe_definition(store.definition)
+    with SweepStore(tmp_path / "low.sqlite") as store:
+        assert "first_seed" not in store.definition  # the sweeps made before it keep their definition
+    again = sweep("fogel", grid, 2, tmp_path / "held.sqlite", workers=1, progress=False, first_seed=1001)
+    assert again["fogel_score"].tolist() == held["fogel_score"].tolist()
+    with pytest.raises(ValueError, match="holds another sweep"):
+        sweep("fogel", grid, 2, tmp_path / "held.sqlite", workers=1, progress=False)
+    for bad in (0, -3, True, 1.5):
+        with pytest.raises(ValueError, match="--first-seed must be a whole number"):
+            sweep("fogel", grid, 2, tmp_path / "bad.sqlite", workers=1, progress=False, first_seed=bad)

@@ -196,12 +196,12 @@ def al_khateeb_ttt(path: str | Path = DATA / "al_khateeb_ttt.json") -> ArenaPlay
                        *policy_tables(player), training, explain(player))  # fmt: skip
 
 
-def glance() -> list[dict]:
-    """The introduction's rows for Al-Khateeb, read from the robustness study's databases (chapter 21):
-    :func:`evolving_ttt.al_khateeb.study.glance`."""
-    from evolving_ttt.al_khateeb.study import glance as study_glance
+def claims() -> list:
+    """Al-Khateeb's claims for the one verdict rule, from the study of chapter 21
+    (:func:`evolving_ttt.al_khateeb.study.claims`)."""
+    from evolving_ttt.al_khateeb.study import claims as study_claims
 
-    return study_glance()
+    return study_claims()
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:

@@ -4,7 +4,7 @@ Two sweeps, committed to ``book/data/studies/``, vary one setting each around th
 (``fogel_population``) and the mutation's spread (``fogel_spread``), 20 seeds of one trial per cell. Every task's
 final best network is measured on the arena's yardsticks by the sweep itself; this module adds the measure of the
 paper's own claim about Figure 3, whether the network ever loses in the tree of games against the rule base when
-the rule base makes no random move, and the rows of the introduction's table (:func:`control_glance`).
+the rule base makes no random move, and the claim as the one verdict rule reads it (:func:`control_claims`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from evolving_ttt.fogel.network import Network, load_network
 from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, network_player
 from evolving_ttt.fogel.trees import game_tree
 from evolving_ttt.records import STUDIES
-from evolving_ttt.statistics import mean_interval, share_interval
 from evolving_ttt.store import SweepStore
+from evolving_ttt.verdicts import Cell, Claim, Measure, Sample
 
 CONTROL_STUDIES = ("fogel_population", "fogel_spread")
 """The names of the control study's databases in ``book/data/studies/`` (chapter 20)."""
@@ -59,37 +59,45 @@ def control_rows(name: str, folder: Path = STUDIES) -> list[dict]:
     return found
 
 
-def control_glance(folder: Path = STUDIES) -> list[dict]:
-    """Fogel's row of the introduction's table, from the control study's databases (chapter 20).
+NEVER_LOSES = Measure("share of trials whose final best network never loses to the rule base without random moves",
+                      0.0, 1.0, unit="%")
+"""The measure of Fogel's claim about Figure 3 (chapter 20)."""
 
-    The claim is the paper's about Figure 3: the best network of a trial never loses to the rule base when the
-    rule base makes no random move. ``book`` is the share of trials at the paper's setting (50 parents, spread
-    0.05) whose final best network never loses, with its Wilson interval; ``best`` the highest share of any cell.
+PAPER_SETTING = {"parents": 50, "weight_spread": 0.05}
+"""The paper's setting in the control study's two swept keys."""
+
+
+def control_claims(folder: Path = STUDIES) -> list[Claim]:
+    """Fogel's claim, stated for the one verdict rule (:func:`evolving_ttt.verdicts.verdict`), from the control
+    study's databases (chapter 20).
+
+    The claim is the paper's about Figure 3: the best network of a trial never loses to the rule base when the rule
+    base makes no random move, which the paper calls typical of its trials; so the test is that *more than half*
+    of the trials' final best networks never lose. The paper's setting (50 parents, spread 0.05) is the first cell;
+    every other number of parents and spread tried is a cell that changes a setting the paper states.
     """
     cells: dict[tuple[str, object], list[bool]] = {}
-    scores: dict[tuple[str, object], list[float]] = {}
-    paper: list[bool] = []
     for name, key in zip(CONTROL_STUDIES, ("parents", "weight_spread"), strict=True):
         for row in control_rows(name, folder):
-            cells.setdefault((key, row[key]), []).append(row["never_loses"])
-            scores.setdefault((key, row[key]), []).append(row["fogel_score"])
-            if name == CONTROL_STUDIES[0] and row["parents"] == 50 and row["weight_spread"] == 0.05:
-                paper.append(row["never_loses"])  # the paper's cell is in both sweeps: the same 20 trials
-    if not paper:
+            if row["parents"] == PAPER_SETTING["parents"] and row["weight_spread"] == PAPER_SETTING["weight_spread"]:
+                key_value = ("paper", None)  # the paper's cell is in both sweeps: the same 20 trials
+                if name != CONTROL_STUDIES[0]:
+                    continue
+            else:
+                key_value = (key, row[key])
+            cells.setdefault(key_value, []).append(row["never_loses"])
+    if ("paper", None) not in cells:
         raise ValueError("the control study has no cell with the paper's setting (50 parents, spread 0.05)")
-    share, low, high = share_interval(sum(paper), len(paper))
-    (key, value), best = max(cells.items(), key=lambda item: (sum(item[1]) / len(item[1]), -len(item[1])))
-    best_share, best_low, best_high = share_interval(sum(best), len(best))
-    score = mean_interval(scores[(key, value)])
-    label = {"parents": "parents", "weight_spread": "mutation spread"}[key]
-    verdict = "holds" if low > 0.5 else ("holds in some trials" if share > 0 else "does not hold")
-    return [{
-        "paper": "Fogel (1993)",
-        "claim": "the best evolved network never loses to the rule base when it makes no random move",
-        "paper_figure": "the tree of Figure 3, typical of all 20 trials",
-        "book": f"{sum(paper)} of {len(paper)} trials ({share:.0%}, 95% interval {low:.0%} to {high:.0%})",
-        "best": f"{sum(best)} of {len(best)} trials ({best_share:.0%}, {best_low:.0%} to {best_high:.0%}); "
-                f"exact score {score[0]:.1f} ({score[1]:.1f} to {score[2]:.1f})",
-        "setting": f"{label} {value}",
-        "verdict": verdict,
-    }]  # fmt: skip
+    labels = {"parents": "parents", "weight_spread": "mutation spread"}
+    found = [Cell("50 parents, mutation spread 0.05", "paper", _share(cells.pop(("paper", None))))]
+    found += [Cell(f"{labels[key]} {value}", "stated setting", _share(runs)) for (key, value), runs in cells.items()]
+    return [Claim(
+        paper="Fogel (1993)",
+        claim="the best evolved network never loses to the rule base when it makes no random move",
+        paper_figure="the tree of Figure 3, typical of all 20 trials",
+        measure=NEVER_LOSES, threshold=0.5, direction="above", cells=tuple(found), chapter="20_fogel_control",
+    )]  # fmt: skip
+
+
+def _share(runs: list[bool]) -> Sample:
+    return Sample("share", tuple(float(run) for run in runs), f"1 to {len(runs)}")

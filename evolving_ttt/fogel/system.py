@@ -30,7 +30,7 @@ from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs, save_network
 from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OpponentRules
 from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
-from evolving_ttt.fogel.study import control_glance
+from evolving_ttt.fogel.study import control_claims
 from evolving_ttt.game import O, X
 from evolving_ttt.outcomes import policy_table
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
@@ -227,7 +227,7 @@ def write_outputs(record: EvolutionRun, args: argparse.Namespace, paths: dict[st
     return {"--champion": f"best network of trial 0 ({champion.hidden_count} hidden nodes)"}
 
 
-def glance() -> list[dict]:
-    """Fogel's rows of the introduction's table, from the control study of chapter 20
-    (:func:`~evolving_ttt.fogel.study.control_glance`)."""
-    return control_glance()
+def claims() -> list:
+    """Fogel's claims for the one verdict rule, from the control study of chapter 20
+    (:func:`~evolving_ttt.fogel.study.control_claims`)."""
+    return control_claims()

@@ -296,13 +296,13 @@ def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace, path
     return written
 
 
-def glance() -> list[dict]:
-    """The introduction's rows for Ling and Lam: each headline claim, measured at the paper's setting and at the
-    best setting of chapter 22's study (:func:`evolving_ttt.ling_lam.robustness.claim_rows`); none before the
-    study's databases exist."""
-    from evolving_ttt.ling_lam.robustness import STUDY_NAMES, claim_rows
+def claims() -> list:
+    """Ling and Lam's claims for the one verdict rule, from chapter 22's study
+    (:func:`evolving_ttt.ling_lam.robustness.claims`); none before the study's databases exist."""
+    from evolving_ttt.ling_lam.robustness import STUDY_NAMES
+    from evolving_ttt.ling_lam.robustness import claims as study_claims
     from evolving_ttt.records import STUDIES
 
     if not all((STUDIES / f"{name}.sqlite").is_file() for name in STUDY_NAMES):
         return []
-    return claim_rows()
+    return study_claims()

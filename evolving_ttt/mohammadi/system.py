@@ -170,12 +170,12 @@ def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
                        *policy_tables(player), training, explain(player))  # fmt: skip
 
 
-def glance() -> list[dict]:
-    """The rows of the introduction's table at a glance: the paper's three headline claims as chapter 23 measures
-    them, read from its committed sweep databases (:func:`evolving_ttt.mohammadi.robustness.glance_rows`)."""
-    from evolving_ttt.mohammadi.robustness import glance_rows
+def claims() -> list:
+    """The paper's three headline claims for the one verdict rule, read from chapter 23's committed sweep databases
+    (:func:`evolving_ttt.mohammadi.robustness.claims`)."""
+    from evolving_ttt.mohammadi.robustness import claims as study_claims
 
-    return glance_rows()
+    return study_claims()
 
 
 def book_players() -> tuple[ArenaPlayer, ...]:

@@ -39,7 +39,9 @@ def test_nothing_on_a_page_is_cut_off_at_1280_pixels(page, name):
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto((HTML / name).as_uri())
     page.wait_for_load_state("load")
-    assert page.evaluate("() => document.querySelectorAll('main pre').length") > 0 or name.endswith("glossary.html")
+    assert page.evaluate("() => document.querySelectorAll('main pre').length") > 0 or name.endswith(
+        ("glossary.html", "findings.html")
+    )
     assert page.evaluate(OVERFLOWING) == [], "code or tables wider than the text column"
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
 
@@ -57,3 +59,28 @@ def test_a_chapter_named_in_the_prose_reads_as_its_number(page):
     assert len(seen) > 40 and all(text.isdigit() and 1 <= int(text) <= 26 for text in seen), [
         text for text in seen if not text.isdigit()
     ][:10]
+
+
+FIRST_SCREEN = """() => Array.from(document.querySelectorAll('main p, main li'))
+  .filter(el => el.getBoundingClientRect().bottom <= window.innerHeight)
+  .map(el => el.innerText).join(' ')"""
+
+
+def test_the_introductions_first_screen_states_the_findings(page):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto((HTML / "book" / "00_introduction.html").as_uri())
+    page.wait_for_load_state("load")
+    shown = page.evaluate(FIRST_SCREEN)
+    for verdict in ("reproduces", "not under any setting tried", "impossible as stated"):
+        assert verdict in shown, (verdict, shown[:300])
+    assert page.evaluate("() => document.querySelector('main a[href$=\"findings.html\"]') !== null")
+
+
+def test_the_findings_page_shows_no_code_and_fits_1280_pixels(page):
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto((HTML / "book" / "findings.html").as_uri())
+    page.wait_for_load_state("load")
+    assert page.evaluate("() => document.querySelectorAll('main .cell_input, main pre').length") == 0
+    text = page.evaluate("() => document.querySelector('main').innerText")
+    assert text.count("Shown in:") >= 9 and "Ling and Lam (2011)" in text
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")

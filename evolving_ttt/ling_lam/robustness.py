@@ -80,38 +80,6 @@ def fitness_cells(table, measures: tuple[str, ...] = MEASURES):
     return cell_summary(table, list(measures), by=["study", "setting", "method"])
 
 
-def _interval(row, measure: str = "fitness") -> str:
-    return f"{row[measure]:.4f} (95% {row[measure + '_low']:.4f} to {row[measure + '_high']:.4f}, n = {row['n']})"
-
-
-def _fitter_comparisons(table) -> dict[tuple[str, str], dict]:
-    """The NNDTF against the baseline network in every setting where both were trained on the same positions.
-
-    A cell of both methods compares within itself; a reading of the baseline's GA alone (a ``traditional.form``
-    cell trained on the paper's positions) is set against the NNDTF at the paper's setting. For each: ``lead``
-    (the difference of the mean fitnesses), ``share`` of pairs of runs the NNDTF wins, ``pairs``, and ``apart``
-    (the NNDTF's 95% interval entirely above the baseline's).
-    """
-    from evolving_ttt.tables import cell_summary
-
-    paper = (table.study == PAPER_STUDY) & (table.setting == "the paper's")
-    found = {}
-    for (study, setting), group in table.groupby(["study", "setting"]):
-        nndtf = group[group.method == "nndtf"]
-        baseline = group[group.method == "baseline"]
-        if len(baseline) and not len(nndtf) and "traditional.form" in setting and "training_" not in setting:
-            nndtf = table[paper & (table.method == "nndtf")]
-        if not len(nndtf) or not len(baseline):
-            continue
-        a, b = nndtf.fitness.to_numpy(), baseline.fitness.to_numpy()
-        summary = {m: cell_summary(part, ["fitness"], by=["method"]).iloc[0] for m, part in (("n", nndtf),
-                                                                                          ("b", baseline))}  # fmt: skip
-        found[study, setting] = {"lead": float(a.mean() - b.mean()), "share": float((a[:, None] > b[None, :]).mean()),
-                                 "pairs": len(a) * len(b),
-                                 "apart": bool(summary["n"].fitness_low > summary["b"].fitness_high)}  # fmt: skip
-    return found
-
-
 STATED_KEYS = frozenset({"iterations", "improved.iterations", "traditional.iterations", "training_count", "hidden",
                          "population", "improved.population", "traditional.population"})  # fmt: skip
 """The settings the paper states (50,000 iterations, 100 training patterns, 8 hidden neurons, population 10); the

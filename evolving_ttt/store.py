@@ -241,7 +241,7 @@ def _same_value(found: object, text: str) -> bool:
     return isinstance(found, str) and found == text
 
 
-def _cell_values(grid: list, cell: int) -> list[str]:
+def cell_values(grid: list, cell: int) -> list[str]:
     """The grid's value texts of cell number ``cell``, the first key slowest (as the sweep numbers its cells)."""
     values = []
     for _, options in reversed(grid):
@@ -288,7 +288,7 @@ def check_row(path: Path, definition: dict, row: dict, with_player: bool = True)
             raise fail(field, f"is damaged: {error}") from None
         if not isinstance(decoded[field], dict):
             raise fail(field, f"must be a JSON object; it holds {type(decoded[field]).__name__}")
-    for (key, _), text in zip(grid, _cell_values(grid, row["cell"]), strict=True):
+    for (key, _), text in zip(grid, cell_values(grid, row["cell"]), strict=True):
         found: object = decoded["settings"]
         parts = key.split(".")
         for depth, part in enumerate(parts):

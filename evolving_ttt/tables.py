@@ -19,7 +19,7 @@ from typing import Any
 
 from evolving_ttt.records import STUDIES
 from evolving_ttt.statistics import mean_interval
-from evolving_ttt.store import YARDSTICKS, SweepStore
+from evolving_ttt.store import YARDSTICKS, SweepStore, cell_values
 
 
 def sweep_table(db: str | Path):
@@ -168,13 +168,15 @@ def confirmations(system: str, folder: Path = STUDIES) -> dict[str, Any]:
     return found
 
 
-def confirmation_command(db: str | Path, cell: int, name: str) -> str:
-    """The command that confirms ``cell`` of the sweep ``db`` on :data:`CONFIRMATION_SEEDS`, into
-    ``book/data/studies/<name>.sqlite``."""
+def confirmation_command(db: str | Path, cells: int | Sequence[int], name: str) -> str:
+    """The command that confirms ``cells`` (one cell or several) of the sweep ``db`` on :data:`CONFIRMATION_SEEDS`,
+    into ``book/data/studies/<name>.sqlite``: each key of the sweep's grid with the values those cells take, in the
+    grid's order."""
     with SweepStore(db) as store:
         definition = store.definition
-    values = list(itertools.product(*(values for _, values in definition["grid"])))[cell]
-    grid = " ".join(f"--set {key}={value}" for (key, _), value in zip(definition["grid"], values, strict=True))
+    chosen = [cell_values(definition["grid"], cell) for cell in ([cells] if isinstance(cells, int) else cells)]
+    grid = " ".join(f"--set {key}={','.join(v for v in options if any(values[k] == v for values in chosen))}"
+                    for k, (key, options) in enumerate(definition["grid"]))  # fmt: skip
     first, count = CONFIRMATION_SEEDS
     return (f"python -m ttt_helpers sweep run {definition['system']} {grid} --seeds {count} --first-seed {first} "
             f"--db book/data/studies/{name}.sqlite")  # fmt: skip

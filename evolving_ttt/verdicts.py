@@ -98,6 +98,15 @@ class Sample:
         return permutation_p_value(self.values, threshold, self.others if self.kind == "difference" else None)
 
 
+def run_sample(runs, values, kind: str = "mean", others=()) -> Sample:
+    """The :class:`Sample` of a table of runs (anything with a ``seed`` column, such as a sweep table): ``values``
+    names one of its columns or gives one number per run, ``others`` the second group's numbers of a difference;
+    the seeds are those of the runs."""
+    picked = runs[values] if isinstance(values, str) else values
+    return Sample(kind, tuple(float(v) for v in picked), f"{min(runs['seed'])} to {max(runs['seed'])}",
+                  tuple(float(v) for v in others))
+
+
 @dataclass(frozen=True)
 class Measure:
     """A claim's measure: its name in words, its range, and the digits it is printed with."""

@@ -26,7 +26,7 @@ from evolving_ttt.records import STUDIES
 from evolving_ttt.statistics import mean_interval, share_interval
 from evolving_ttt.store import SweepStore
 from evolving_ttt.tables import cell_keys, confirmation_command, confirmations
-from evolving_ttt.verdicts import Bound, Cell, Claim, Measure, Sample, change_of
+from evolving_ttt.verdicts import Bound, Cell, Claim, Measure, change_of, run_sample
 
 STUDY_SWEEPS = (
     "al_khateeb_readings", "al_khateeb_depth", "al_khateeb_depth_2000", "al_khateeb_hall_of_fame",
@@ -186,26 +186,24 @@ def claims(folder: Path = STUDIES) -> list[Claim]:
             if paper_settings is None:  # the first cell of the readings sweep is the paper's setting
                 paper_settings = settings
             change = change_of(settings, paper_settings, STATED_KEYS)
-            seeds = f"{runs['seed'].min()} to {runs['seed'].max()}"
             extra = {}
             if key in confirmed:
                 held_out = task_numbers(confirmed[key])
-                held_seeds = f"{held_out['seed'].min()} to {held_out['seed'].max()}"
-                extra = {"confirmation": _mean(held_out, "draws_both", held_seeds),
-                         "confirmation_control": _mean(held_out, "first_draws_both", held_seeds),
+                extra = {"confirmation": run_sample(held_out, "draws_both"),
+                         "confirmation_control": run_sample(held_out, "first_draws_both"),
                          "note": (f"as X {held_out['draws_x'].mean():.1f} draws and as O "
                                   f"{held_out['draws_o'].mean():.1f}; generation 1's champions of the same runs "
                                   f"{held_out['first_draws_x'].mean():.1f} as X and "
                                   f"{held_out['first_draws_o'].mean():.1f} as O")}  # fmt: skip
-                progress_extra = {"confirmation": _mean(held_out, "progress_rule", held_seeds)}
+                progress_extra = {"confirmation": run_sample(held_out, "progress_rule")}
             else:
                 progress_extra = {}
             setting = runs["setting"].iloc[0]
-            draws.append(Cell(setting, change, _mean(runs, "draws_both", seeds),
-                              control=_mean(runs, "first_draws_both", seeds),
+            draws.append(Cell(setting, change, run_sample(runs, "draws_both"),
+                              control=run_sample(runs, "first_draws_both"),
                               confirm_command=confirmation_command(study_file(name, folder), int(cell),
                                                                    _confirmation_name("draws")), **extra))  # fmt: skip
-            progress.append(Cell(setting, change, _mean(runs, "progress_rule", seeds),
+            progress.append(Cell(setting, change, run_sample(runs, "progress_rule"),
                                  confirm_command=confirmation_command(study_file(name, folder), int(cell),
                                                                       _confirmation_name("progress")),
                                  **progress_extra))  # fmt: skip
@@ -244,10 +242,6 @@ def table3_claim() -> Claim:
                               f"{found.games} (Table 3)",
                  measure=WINS, threshold=float(found.paper_wins), direction="at least",
                  bound=Bound(max(favourable.values()), reason), chapter="15_al_khateeb_results")  # fmt: skip
-
-
-def _mean(table, column: str, seeds: str) -> Sample:
-    return Sample("mean", tuple(float(v) for v in table[column]), seeds)
 
 
 def champion_curves(name: str, cell: int) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from evolving_ttt.ling_lam.experiment import PAPER_FITNESS, PAPER_LING_LAM
-from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of
+from evolving_ttt.verdicts import Cell, Claim, Measure, change_of, run_sample
 
 STUDY_NAMES = (
     "ling_lam_iterations", "ling_lam_long", "ling_lam_longest", "ling_lam_ga_form", "ling_lam_positions",
@@ -168,15 +168,14 @@ def claims() -> list[Claim]:
             extra = {}
             if key in confirmed:
                 held = confirmed[key]
-                extra["confirmation"] = _fitness(held, f"{held['seed'].min()} to {held['seed'].max()}")
+                extra["confirmation"] = run_sample(held, "fitness")
                 if "training_" in setting:  # trained on other positions: the measure itself has changed
                     extra["note"] = (f"on the paper setting's 100 positions the same networks score "
                                      f"{held['fitness_paper_positions'].mean():.4f}")  # fmt: skip
             change = change_of(_run_settings(settings), _run_settings(paper), STATED_KEYS)
             command = confirmation_command(study_path(name), cell, f"confirm_ling_lam_{method}")
-            evidence.append(Cell(setting_words(setting), change,
-                                 _fitness(runs, f"{runs['seed'].min()} to {runs['seed'].max()}"),
-                                 confirm_command=command, **extra))  # fmt: skip
+            evidence.append(Cell(setting_words(setting), change, run_sample(runs, "fitness"), confirm_command=command,
+                                 **extra))  # fmt: skip
         name = "NNDTF" if method == "nndtf" else "baseline network"
         found.append(Claim(paper="Ling and Lam (2011)", claim=f"the {name} reaches fitness {figure}",
                            paper_figure=f"{figure} (one run, 50,000 iterations)", measure=FITNESS, threshold=figure,
@@ -190,15 +189,9 @@ def claims() -> list[Claim]:
             settings, nndtf = methods["nndtf"]
             _, baseline = methods["baseline"]
             change = change_of(_run_settings(settings), _run_settings(paper), STATED_KEYS)
-            sample = Sample("difference", tuple(float(v) for v in nndtf["fitness"]),
-                            f"{nndtf['seed'].min()} to {nndtf['seed'].max()}",
-                            others=tuple(float(v) for v in baseline["fitness"]))  # fmt: skip
+            sample = run_sample(nndtf, "fitness", "difference", baseline["fitness"])
             pairs.append(Cell(setting_words(setting), change, sample))
     found.append(Claim(paper="Ling and Lam (2011)", claim="the NNDTF is fitter than the baseline network",
                        paper_figure="0.9605 against 0.9456 (one run each)", measure=LEAD, threshold=0.0,
                        direction="above", cells=tuple(pairs), chapter="22_ling_lam_robustness"))  # fmt: skip
     return found
-
-
-def _fitness(runs, seeds: str) -> Sample:
-    return Sample("mean", tuple(float(v) for v in runs["fitness"]), seeds)

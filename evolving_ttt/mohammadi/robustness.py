@@ -36,7 +36,7 @@ from evolving_ttt.mohammadi.programs import (
 from evolving_ttt.outcomes import outcome_probabilities, policy_table, random_policy
 from evolving_ttt.perfect import lowest_square_player
 from evolving_ttt.records import STUDIES
-from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of
+from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of, run_sample
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 """The eight lines of the board, as squares (chapter 23)."""
@@ -306,7 +306,7 @@ def claims() -> list[Claim]:
     - **The programs play the game**: the share of runs whose champion takes more points from the random player, as
       X and as O, than a program that never moves (:func:`lowest_square_points`), *above* one half.
     """
-    from evolving_ttt.tables import CONFIRMATION_SEEDS, confirmation_command, confirmations, study_path
+    from evolving_ttt.tables import confirmation_command, confirmations, study_path
 
     tables = study_tables()
     if "judge" not in tables:
@@ -318,11 +318,10 @@ def claims() -> list[Claim]:
     x_line, o_line = lowest_square_points()
 
     def above_lowest(runs) -> Sample:
-        hits = (runs["points_random_x"] > x_line) & (runs["points_random_o"] > o_line)
-        return Sample("share", tuple(float(h) for h in hits), _seeds(runs))
+        return run_sample(runs, (runs["points_random_x"] > x_line) & (runs["points_random_o"] > o_line), "share")
 
     def mean_of(measure: str):
-        return lambda runs: Sample("mean", tuple(float(v) for v in runs[measure]), _seeds(runs))
+        return lambda runs: run_sample(runs, measure)
 
     judged = []
     for role in ("added", "tie_break"):
@@ -336,10 +335,8 @@ def claims() -> list[Claim]:
         if pair["perfect"][1] in confirmed and pair["none"][1] in confirmed:
             extra["confirmation"] = _gain(confirmed[pair["perfect"][1]], confirmed[pair["none"][1]])
         change = change_of(pair["perfect"][0], paper, STATED_KEYS)
-        first, count = CONFIRMATION_SEEDS
-        command = (f"python -m ttt_helpers sweep run mohammadi --set judge=none,perfect --set bonus_role={role} "
-                   f"--seeds {count} --first-seed {first} "
-                   "--db book/data/studies/confirm_mohammadi_judge.sqlite")  # fmt: skip
+        both = [int(pair[judge][2]["cell"].iloc[0]) for judge in ("perfect", "none")]
+        command = confirmation_command(study_path("mohammadi_judge"), both, "confirm_mohammadi_judge")
         judged.append(Cell(SETTING_WORDS[f"bonus_role={role}"], change, _gain(pair["perfect"][2], pair["none"][2]),
                            confirm_command=command, **extra))  # fmt: skip
 
@@ -373,10 +370,5 @@ def claims() -> list[Claim]:
     ]  # fmt: skip
 
 
-def _seeds(runs) -> str:
-    return f"{runs['seed'].min()} to {runs['seed'].max()}"
-
-
 def _gain(with_judge, without) -> Sample:
-    return Sample("difference", tuple(float(v) for v in with_judge["fittest_points_perfect"]), _seeds(with_judge),
-                  others=tuple(float(v) for v in without["fittest_points_perfect"]))  # fmt: skip
+    return run_sample(with_judge, "fittest_points_perfect", "difference", without["fittest_points_perfect"])

@@ -13,8 +13,9 @@ import re
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-AFTER = re.compile(r"(?:\b[Cc]hapters?|\d(?:,| and| or| to|–)) ?$")
-"""Text that ends with the word chapter(s), or a number and a list word, right before the link."""
+AFTER = re.compile(r"(?:\b[Cc]hapters?|\d(?:,| and| or| to|–))\s?$")
+"""Text that ends with the word chapter(s), or a number and a list word, right before the link (after a space or
+the line break of the source's wrapped prose)."""
 
 
 class ChapterNumbers(SphinxPostTransform):
@@ -52,10 +53,15 @@ class ChapterNumbers(SphinxPostTransform):
 
     @staticmethod
     def _text_before(reference: nodes.Node) -> str:
+        """The text right before ``reference``: its preceding run of text nodes (MyST keeps a line break of the
+        source as a text node of its own)."""
         parent = reference.parent
         index = parent.index(reference)
-        previous = parent[index - 1] if index > 0 else None
-        return previous.astext() if isinstance(previous, nodes.Text) else ""
+        texts = []
+        while index > 0 and isinstance(parent[index - 1], nodes.Text):
+            index -= 1
+            texts.append(parent[index].astext())
+        return "".join(reversed(texts))
 
 
 def setup(app):

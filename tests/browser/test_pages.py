@@ -46,8 +46,8 @@ def test_nothing_on_a_page_is_cut_off_at_1280_pixels(page, name):
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
 
 
-CHAPTER_LINKS = """() => Array.from(document.querySelectorAll('main a.reference.internal'))
-  .filter(a => a.previousSibling && a.previousSibling.nodeType === 3 && /[Cc]hapters? ?$/.test(a.previousSibling.data))
+CHAPTER_LINKS = r"""() => Array.from(document.querySelectorAll('main a.reference.internal'))
+  .filter(a => a.previousSibling && a.previousSibling.nodeType === 3 && /[Cc]hapters?\s?$/.test(a.previousSibling.data))
   .map(a => a.textContent.trim())"""
 
 

@@ -2,7 +2,9 @@
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
 #   make book    build the HTML book into _build/html from the committed outputs (make test proves them current)
 #   make book-fresh  the same, executing every chapter (later runs re-execute only the chapters whose code changed)
-#   make test    ruff, unit tests, notebook output check (nbval), strict build of the checked outputs, browser tests
+#   make test    ruff, unit tests and notebook output check (nbval) on two processes, strict build of the checked
+#                outputs, browser tests
+#   make test-fast  the unit tests not marked slow, on two processes: no notebooks, no browser (under a minute)
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
 #   make clean   remove the built book and numba's compiled kernels (its cache misses edits to called modules)
@@ -30,7 +32,7 @@ CODE_SUM := _build/.code-checksum
 # beside _config.yml because Jupyter Book reads the paths in a configuration relative to the file.
 NO_EXECUTE := .config-no-execute.yml
 
-.PHONY: all venv book book-fresh test play bench clean
+.PHONY: all venv book book-fresh test test-fast play bench clean
 
 all: book
 
@@ -69,8 +71,12 @@ book-fresh: $(STAMP)
 test: $(STAMP)
 	rm -rf $(RUNS)
 	$(RUFF) check .
-	$(PY) -m pytest -p no:nbval tests --ignore=tests/browser
-	$(PY) -m pytest --nbval book/
+	# The unit tests and every notebook (nbval) in one run on two processes (pytest-xdist). --dist loadscope sends
+	# each test module, and each notebook with all its cells, to one process, so that a notebook runs in order in
+	# one kernel. Chapters that need the same run share it through the run cache (TTT_RUN_CACHE), which two
+	# processes may read and fill at once (file locks: two chapters that start the same run together both compute
+	# it, and the first whole entry stays). The unit tests run with nbval loaded, as they do under plain `pytest`.
+	$(PY) -m pytest -n 2 --dist loadscope --nbval tests book --ignore=tests/browser
 	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
 	# so the strict build renders those outputs instead of executing everything a second time, as `make book`
 	# does (`make book-fresh` executes). The configuration is _config.yml with execution switched off.
@@ -79,6 +85,11 @@ test: $(STAMP)
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
 	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason.
 	$(PY) -m pytest -p no:nbval -rs tests/browser
+
+# The quick check while working: the unit tests not marked slow (pyproject.toml's markers), on two processes; every
+# module of evolving_ttt is still exercised. make test runs them all, with the notebooks and the browser tests.
+test-fast: $(STAMP)
+	$(PY) -m pytest -p no:nbval -n 2 -m "not slow" tests --ignore=tests/browser
 
 # Voila runs book/play_app.ipynb (the play chapter's widget alone) and opens it in the browser; Ctrl-C stops it.
 play: $(STAMP)

@@ -1,5 +1,10 @@
-"""Shared fixtures and the reproducible hypothesis profile for the ttt_helpers test suite."""
+"""Shared fixtures and the reproducible hypothesis profile for the ttt_helpers test suite.
 
+Session-scoped fixtures are built once per pytest process: once in a serial run, once in each worker that needs
+them under pytest-xdist (`make test` and `make test-fast` run two).
+"""
+
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -50,3 +55,13 @@ def legal_unfinished_indices() -> np.ndarray:
     """Base-3 indices of every legal board on which the game is still going on."""
     tables = board_tables()
     return np.flatnonzero(tables.legal & ~tables.over)
+
+
+@pytest.fixture(scope="session")
+def dask_address() -> str:
+    """The scheduler address of a Dask LocalCluster of two worker processes of one thread each, shared by the
+    session's tests (starting one takes seconds); skipped where ``distributed`` is not installed."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster:  # fmt: skip
+        yield cluster.scheduler_address

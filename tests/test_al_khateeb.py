@@ -271,6 +271,7 @@ def test_runs_draw_from_their_own_seeded_generators():
 # --- the engine agrees with the readable code ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
 def test_engine_equals_the_readable_code_bit_for_bit(settings):
     config = AlKhateebConfig(population=6, parents=3, generations=6, runs=3, player=settings)
@@ -281,6 +282,7 @@ def test_engine_equals_the_readable_code_bit_for_bit(settings):
             assert np.array_equal(getattr(engine, name)[run], getattr(readable, name)), name
 
 
+@pytest.mark.slow
 def test_engine_equals_the_readable_code_at_the_papers_size():
     config = AlKhateebConfig(generations=2, runs=2)
     engine = coevolve(config, seed=12, runs=[1])

@@ -190,6 +190,7 @@ def play_out(x_move, o_move) -> tuple[str, list[int], int]:
     return board, moves, winner(board)
 
 
+@pytest.mark.slow
 def test_table2_splits_of_a_toy_player_that_draws_as_x_and_loses_as_o():
     def half(board, mark):
         return perfect_move(board) if mark == X else lowest_square_player(board)
@@ -208,6 +209,7 @@ def test_table2_splits_of_a_toy_player_that_draws_as_x_and_loses_as_o():
     assert set(perfect.totals) == {(0, 50, 0)}
 
 
+@pytest.mark.slow
 def test_table2_splits_of_the_books_ttt_are_its_exact_games_against_the_deterministic_perfect_player():
     ttt = al_khateeb_ttt()
     found = table2_splits(ttt)

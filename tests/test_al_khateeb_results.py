@@ -46,6 +46,7 @@ def small_run():
     return coevolve(AlKhateebConfig(population=6, parents=3, generations=12, runs=3), seed=21)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
 @pytest.mark.parametrize("mark", [X, O])
 def test_evaluator_moves_are_the_readable_players_moves_on_every_board(settings, mark):
@@ -58,6 +59,7 @@ def test_evaluator_moves_are_the_readable_players_moves_on_every_board(settings,
             assert moves[n, k] == one_ply_move(weights[n], boards[k], settings)
 
 
+@pytest.mark.slow
 def test_a_policy_table_of_an_evaluator_is_the_tabulated_player():
     weights = random_evaluators(np.random.default_rng(24), 1)[0] * 2
     for mark in (X, O):
@@ -160,6 +162,7 @@ def test_ttt_is_the_player_with_most_points_lowest_run_first(small_run):
     assert row == int(np.flatnonzero(points == points.max())[0])
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     out, champion = tmp_path / "run.npz", tmp_path / "ttt.json"
     args = ["al-khateeb", "--runs", "3", "--generations", "4", "--seed", "2", "--out", str(out), "--champion",
@@ -180,6 +183,7 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     assert AlKhateebConfig.from_dict(provenance["experiment"]) == config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

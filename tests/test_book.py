@@ -23,6 +23,7 @@ def toc_files() -> list[str]:
     return [root, *(f for f in re.findall(r"^\s*- file:\s*(\S+)", text, re.M) if f not in REFERENCE_PAGES)]
 
 
+@pytest.mark.slow
 def test_the_glossary_is_listed_and_defines_every_term_the_chapters_link():
     text = (ROOT / "_toc.yml").read_text()
     assert all(re.search(rf"^\s*- file:\s*{page}$", text, re.M) for page in REFERENCE_PAGES)
@@ -82,6 +83,7 @@ def test_benchmark_figures_round_trip_and_bad_files_are_refused(tmp_path):
         ttt_helpers.save_benchmark("../x", {"seconds": 1}, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_readme_shows_the_findings_the_studies_compute_once():
     text = (ROOT / "README.md").read_text()
     start, end = f"<!-- the findings: {README_FINDINGS} -->\n", "\n<!-- end of the findings -->"

@@ -28,6 +28,7 @@ def run_cli(args, cwd):
     )
 
 
+@pytest.mark.slow
 def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
     out, champion = tmp_path / "run.npz", tmp_path / "champion.json"
     args = ["evolve", "--trials", "2", "--generations", "5", "--parents", "6", "--seed", "3", "--out", str(out),
@@ -128,6 +129,7 @@ def test_no_command_is_a_usage_error(capsys):
     assert "usage:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bad_arguments_exit_2_without_a_traceback_in_a_real_process(tmp_path, repo_root):
     done = run_cli(["evolve", "--trials", "-1", "--out", str(tmp_path / "x.npz")], repo_root)
     assert done.returncode == 2
@@ -138,6 +140,7 @@ def test_bad_arguments_exit_2_without_a_traceback_in_a_real_process(tmp_path, re
     assert "parents must be a whole number >= 1" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_evaluate_command_reports_the_champion(champion_path, champion, paper_best_response, monkeypatch, capsys):
     # best_response is not cached and takes seconds: hand the report the session's copy of the same result
     def cached_best_response(rules=PAPER_RULES, payoff=PAPER_PAYOFF):
@@ -263,6 +266,7 @@ def test_system_commands_refuse_runs_too_large_for_the_machine_before_starting(t
 # Look at your result (issue 38): evaluate any system's player, add players to the arena, summarise a sweep.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "title"),
     [("al_khateeb_ttt.json", "Al-Khateeb (2012)"), ("ling_lam_nndtf.json", "Ling and Lam (2011)"),
@@ -296,6 +300,7 @@ def test_evaluate_refuses_a_file_no_system_reads(tmp_path, capsys):
     assert "is not a player saved by any system of the book" in err and "fogel:" in err and "mohammadi:" in err
 
 
+@pytest.mark.slow
 def test_arena_add_puts_a_saved_player_beside_the_books(tmp_path, capsys):
     from evolving_ttt.arena import catalogue
     from evolving_ttt.records import DATA

@@ -283,6 +283,7 @@ def sweep_database(tmp_path_factory):
     return db
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
 @settings(max_examples=150, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
@@ -431,6 +432,7 @@ def test_an_existing_file_is_replaced_only_with_force(option, tmp_path, capsys):
     assert files(tmp_path) == ["champion.json", "series.json"]
 
 
+@pytest.mark.slow
 def test_arena_json_and_sweep_csv_are_exact_atomic_and_replaced_only_with_force(tmp_path, capsys, sweep_database):
     report, table = old_file(tmp_path / "arena.json"), old_file(tmp_path / "table.csv")
     refused(["arena", "--json", str(report)], capsys, r"--json .*arena.json exists; .* --force")

@@ -88,6 +88,7 @@ def test_the_waits_are_documented_and_a_minute_for_workers_by_default():
         assert variable in parallel.__doc__
 
 
+@pytest.mark.slow
 def test_a_scheduler_with_no_workers_ends_the_command_in_one_line_that_says_so(idle_scheduler, tmp_path):
     done = run_command([*TINY, "--out", str(tmp_path / "run.npz"), "--scheduler", idle_scheduler], tmp_path,
                        **{WORKER_TIMEOUT_VARIABLE: "1"})  # fmt: skip
@@ -103,6 +104,7 @@ def tag_share(share: list, progress: bool | str) -> list:
     return [2 * task for task in share]
 
 
+@pytest.mark.slow
 def test_a_worker_that_comes_while_the_run_waits_for_one_runs_it(monkeypatch):
     monkeypatch.setenv(WORKER_TIMEOUT_VARIABLE, "20")
     with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", host="127.0.0.1",
@@ -153,6 +155,7 @@ def test_an_address_distributed_can_use_is_taken_as_given(address):
     assert check_scheduler(f"  {address} ") == address
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("address", ["tls://127.0.0.1:1", "ucx://127.0.0.1:1", "inproc://x"])
 def test_the_command_refuses_an_unusable_address_in_one_line(address, tmp_path):
     done = run_command([*TINY, "--out", str(tmp_path / "run.npz"), "--scheduler", address], tmp_path)
@@ -197,6 +200,7 @@ def server(request) -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "server, reason",
     [
@@ -238,6 +242,7 @@ def group_left(group: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_while_the_local_cluster_starts_ends_the_command_quietly(sig, tmp_path):
     """SIGINT to the whole group (as Ctrl-C sends it) or SIGTERM to the command, as soon as the cluster's first
@@ -273,6 +278,7 @@ def test_a_signal_while_the_local_cluster_starts_ends_the_command_quietly(sig, t
     assert not (tmp_path / "run.npz").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_cluster_closes_is_acted_on_once_it_is_closed(monkeypatch):
     """Ctrl-C comes in the middle of closing: the cluster and its worker processes are closed all the same, and
     then the interrupt reaches the caller."""
@@ -322,6 +328,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_the_worker_processes_of_a_local_cluster_leave_ctrl_c_to_the_process_that_started_them(tmp_path):
     """Ctrl-C reaches every process of the terminal's group: the cluster's workers must not act on it (they would
     print tracebacks and be started again); the process that started them closes the cluster."""

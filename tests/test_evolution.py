@@ -325,6 +325,7 @@ def test_load_network_rejects_non_json(tmp_path):
 # --- the committed champion -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_committed_champion_is_reproduced_by_its_recorded_run(champion):
     network, provenance = champion
     assert network.hidden_count == 10

@@ -194,6 +194,7 @@ def test_exact_scores_by_brute_force_for_the_lowest_square_player(rules):
     assert 0 <= s - m * m and -10 <= m <= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: f"{r.rule_d_lines}-{r.first_reply}")
 def test_exact_scores_match_the_readable_recursion(rules):
     rng = np.random.default_rng(ALL_RULES.index(rules) + 60)
@@ -300,6 +301,7 @@ def test_best_response_moves_are_best_one_step_ahead(paper_best_response):
 # --- perfect play (chapter 11) ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_minimax_values_against_an_independent_negamax(reachable):
     values = minimax_values()
     tables = board_tables()

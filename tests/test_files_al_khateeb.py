@@ -69,6 +69,7 @@ def check_evaluator_file(path, other):
     assert same_bits(again[0], weights) and same_bits(again[1], steps) and again[2] == provenance
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(damage=byte_damage)
 def test_a_damaged_evaluator_file_loads_the_same_or_is_refused(evaluator_file, damage):
@@ -197,6 +198,7 @@ def check_record_file(path, other):
     assert_same_record(load_coevolution_run(other), record)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(damage=byte_damage)
 def test_a_damaged_record_loads_the_same_or_is_refused(record_file, damage):
@@ -207,6 +209,7 @@ def test_a_damaged_record_loads_the_same_or_is_refused(record_file, damage):
         assert_same_record(load_coevolution_run(bad), record)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(change=array_changes)
 def test_a_changed_record_loads_what_it_says_or_is_refused(record_file, change):

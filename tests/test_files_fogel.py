@@ -66,6 +66,7 @@ def check_network_file(path, other):
     assert all(same_bits(getattr(again, n), getattr(network, n)) for n in WEIGHTS) and again_provenance == provenance
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(damage=byte_damage)
 def test_a_damaged_network_file_loads_the_same_or_is_refused(network_file, damage):
@@ -222,6 +223,7 @@ def assert_same_run(a: EvolutionRun, b: EvolutionRun) -> None:
             assert all(same_bits(p, q) for p, q in zip(x.arrays(), y.arrays(), strict=True))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(damage=byte_damage)
 def test_a_damaged_run_record_loads_the_same_or_is_refused(run_file, damage):
@@ -232,6 +234,7 @@ def test_a_damaged_run_record_loads_the_same_or_is_refused(run_file, damage):
         assert_same_run(load_run(bad), run)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(change=array_changes)
 def test_a_changed_run_record_loads_what_it_says_or_is_refused(run_file, change):

@@ -182,6 +182,7 @@ def changed(array: np.ndarray, how: str) -> np.ndarray:
     return array[None]  # "axis": one axis more
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_npz_corrupted_arrays_are_refused(files, folder, originals, data):

@@ -218,6 +218,7 @@ def deep_tree(depth: int) -> gp.PrimitiveTree:
     return gp.PrimitiveTree([pr.PRIMITIVES.mapping["PLAY-AT"]] * depth + [pr.PRIMITIVES.mapping["pos11"]])
 
 
+@pytest.mark.slow
 def test_a_tree_too_deep_is_printed_in_linear_time_but_refused_everywhere_else(folder):
     tree = deep_tree(DEEP)
     text = pr.program_to_text(tree)  # printing needs no recursion and no limit
@@ -234,6 +235,7 @@ def test_a_tree_too_deep_is_printed_in_linear_time_but_refused_everywhere_else(f
     assert not (folder / "deep.json").exists()
 
 
+@pytest.mark.slow
 def test_loading_a_champion_nested_100000_deep_is_a_clear_error(folder, files):
     record = json.loads(files["program"])
     path = _write(folder / "deep-champion.json", json.dumps({**record, "program": nested(["PLAY-AT"], DEEP)}).encode())

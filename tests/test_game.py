@@ -68,6 +68,7 @@ def test_reachable_positions_are_the_5478_distinct_legal_boards(reachable):
     assert np.bincount(marks).tolist() == [1, 9, 72, 252, 756, 1260, 1520, 1140, 390, 78]
 
 
+@pytest.mark.slow
 def test_count_games_matches_the_known_totals():
     assert count_games() == GameCounts(games=255168, x_wins=131184, o_wins=77904, draws=46080)
 

@@ -15,6 +15,8 @@ import pytest
 from processes import living
 
 REPO = Path(__file__).resolve().parents[1]
+# Each case runs a command for seconds before the signal (make test, not make test-fast).
+pytestmark = pytest.mark.slow
 
 # Sizes that run for a few seconds on two workers, so that the signal comes while the run is going.
 COMMANDS = {

@@ -72,6 +72,7 @@ def test_worked_example_comes_back_as_one_board_up_to_symmetry():
     )
 
 
+@pytest.mark.slow
 def test_heuristic_policy_equals_the_tabulated_player():
     for mark in (X, O):
         assert np.array_equal(heuristic.heuristic_policy(mark), policy_table(heuristic.heuristic_move, mark))
@@ -219,6 +220,7 @@ def test_fitness_is_one_for_the_best_squares_and_matches_the_definition():
     assert np.array_equal(network.fitness(y, training), expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", network.TRAINING_SOURCES)
 def test_training_positions_are_distinct_x_to_move_and_seeded(source):
     a = network.training_positions(7, 100, source)

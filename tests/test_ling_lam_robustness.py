@@ -224,6 +224,7 @@ def synthetic_study(nndtf_elsewhere, baseline_elsewhere):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_claims_read_each_cell_once_and_label_what_it_changes():
     from evolving_ttt.ling_lam import robustness
 

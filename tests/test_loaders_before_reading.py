@@ -427,6 +427,7 @@ def test_every_json_file_of_the_book_has_a_loader_in_this_test():
     assert sorted({json.loads(path.read_text()).get("format") for path in REAL_FILES} - set(LOADERS)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", [*REAL_FILES, *SAVED], ids=lambda s: getattr(s, "name", s))
 def test_every_field_of_another_type_loads_the_same_or_is_one_value_error_naming_the_file(source, saved_files,
                                                                                          tmp_path):  # fmt: skip

@@ -25,6 +25,7 @@ SILENT = "OR(MINE(pos00), YOURS(pos00))"
 # --- Exact results and the scripted judge ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_exact_results_match_the_outcomes_module_for_tabulated_players():
     programs = co.random_programs(np.random.default_rng(0), 5, 10)
     for kind, policy in (("perfect", perfect_policy), (rule_base_policy, rule_base_policy), ("random", random_policy)):
@@ -247,6 +248,7 @@ def test_the_kept_programs_seed_the_next_run():
     assert recorded == [texts]
 
 
+@pytest.mark.slow
 def test_random_click_sequences_never_break_the_panel():
     panel = JudgePanel(JudgeSession(SMALL, seed=8))
     rng = random.Random(0)
@@ -330,6 +332,7 @@ def test_the_panel_shows_the_selected_candidate_pruned():
         assert text[:200] in panel.program.value and panel.session.candidate_label(k) in panel.program.value
 
 
+@pytest.mark.slow
 def test_the_champion_as_a_move_function_for_either_side():
     program, provenance = se.load_program(se.DEFAULT_PROGRAM)
     config = co.MohammadiConfig.from_dict(provenance["config"])

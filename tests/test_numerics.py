@@ -73,14 +73,17 @@ def test_exp_is_within_one_ulp_of_the_correctly_rounded_value_on_a_dense_grid():
     assert worst(numerics.exp, decimal_exp, EXP_GRID) <= 1.0
 
 
+@pytest.mark.slow
 def test_tanh_is_within_one_ulp_of_the_correctly_rounded_value_on_a_dense_grid():
     assert worst(numerics.tanh, decimal_tanh, TANH_GRID) <= 1.0
 
 
+@pytest.mark.slow
 def test_log_is_within_one_ulp_of_the_correctly_rounded_value_on_a_dense_grid():
     assert worst(numerics.log, decimal_log, LOG_GRID) <= 1.0
 
 
+@pytest.mark.slow
 def test_most_results_are_correctly_rounded():
     # within 1 ulp is the promise; in fact nearly every result is the correctly rounded one
     for function, reference, grid, share in ((numerics.exp, decimal_exp, EXP_GRID, 0.99),

@@ -320,6 +320,7 @@ def test_play_protocol_rejects_wrong_uniforms():
         play_protocol(lowest_square_player, np.zeros((32, 3)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: f"{r.rule_d_lines}-{r.first_reply}")
 def test_play_protocol_batch_matches_play_protocol(rules):
     rng = np.random.default_rng(ALL_RULES.index(rules) + 40)
@@ -577,6 +578,7 @@ def test_play_protocol_batch_when_one_network_has_finished_every_game_before_x_f
         assert play_protocol(network_player(net), uniforms[i]).tolist() == batched[i].tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule_d", ["own", "opponent"])
 def test_endgame_outcomes_are_the_results_of_the_readable_game(rule_d):
     """Every entry of the table against the readable rule base: X's fourth move, O's last move, X's forced move."""

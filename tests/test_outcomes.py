@@ -88,6 +88,7 @@ def random_stochastic_policy(rng, mark):
     return table
 
 
+@pytest.mark.slow
 def test_outcome_table_agrees_with_the_recursion_on_random_stochastic_policies():
     rng = np.random.default_rng(5)
     x_policy, o_policy = random_stochastic_policy(rng, X), random_stochastic_policy(rng, O)
@@ -213,6 +214,7 @@ def test_policy_audit_agrees_with_the_readable_audit_and_judges_both_sides():
     assert audit_policy(policy_table(lambda board: legal_moves(board)[0], X), X).can_lose
 
 
+@pytest.mark.slow
 def test_best_response_policy_is_chapter_10s_expectimax():
     ceiling = best_response()
     table, values = best_response_policy(rule_base_policy(O), X, (1, -10, 0))

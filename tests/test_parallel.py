@@ -166,6 +166,7 @@ def test_workers_end_with_their_parent_whatever_ends_it(tmp_path, sig, to_group)
         assert process.returncode == -sig
 
 
+@pytest.mark.slow
 def test_a_failing_share_on_a_local_dask_cluster_closes_the_cluster():
     before = workers_left()
     with pytest.raises(ValueError, match="task 13 is unlucky"):

@@ -270,6 +270,7 @@ def test_changing_a_picker_starts_a_new_game_and_keeps_the_tally():
     assert sum(sum(r.values()) for r in session.tally.values()) == 6
 
 
+@pytest.mark.slow
 def test_long_random_sequence_of_clicks_never_breaks_the_widget():
     seed = 2024
     widget = play_widget(opponent="rule base", human=X, seed=seed)

@@ -53,6 +53,8 @@ HERE = Path(__file__).resolve().parent
 BATTERY = HERE / "same_bits_battery.py"
 COMMITTED = HERE / "same_bits_hashes.json"
 REFRESH = f"python tests/{BATTERY.name} tests/{COMMITTED.name} --refresh"
+# A minute or more: the battery under six imitations of other processors (make test, not make test-fast).
+pytestmark = pytest.mark.slow
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 

@@ -150,6 +150,7 @@ CASES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "seed", "parents", "rules", "mutation", "selection"), CASES, ids=[c[0] for c in CASES]
 )

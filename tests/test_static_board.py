@@ -42,6 +42,7 @@ def test_a_policy_outside_the_form_is_refused():
         decode_side(0.0, "00", X)
 
 
+@pytest.mark.slow
 def test_the_committed_script_is_what_the_players_give_now(players):
     # The play chapter writes book/_static/ttt_players.js; a change to any player must be written out again.
     assert SCRIPT.read_text() == players_script(players)

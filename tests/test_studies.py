@@ -121,6 +121,7 @@ class _Claiming:
         return self.found
 
 
+@pytest.mark.slow
 def test_at_a_glance_judges_the_claims_of_every_system_and_checks_them():
     from evolving_ttt.verdicts import Cell, Claim, Measure, Sample
 

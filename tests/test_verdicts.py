@@ -174,6 +174,7 @@ def book_claims():
     return studies.all_claims()
 
 
+@pytest.mark.slow
 def test_every_claim_is_judged_and_names_a_category(book_claims):
     table = studies.at_a_glance()
     assert len(table) == len(book_claims) >= 9
@@ -181,6 +182,7 @@ def test_every_claim_is_judged_and_names_a_category(book_claims):
     assert "impossible as stated" in set(table["verdict"])
 
 
+@pytest.mark.slow
 def test_every_interval_of_every_claim_lies_in_its_measures_range(book_claims):
     for found in book_claims:
         for cell in found.cells:
@@ -191,6 +193,7 @@ def test_every_interval_of_every_claim_lies_in_its_measures_range(book_claims):
                     interval_text(found.measure, part)
 
 
+@pytest.mark.slow
 def test_every_verdict_that_rests_on_another_cell_rests_on_twenty_held_out_seeds(book_claims):
     for found in book_claims:
         judged = verdict(found)
@@ -242,6 +245,7 @@ def test_the_permutation_p_values_are_exact_where_they_can_be():
     assert 0 < many < 0.01 and many == statistics.permutation_p_value(np.arange(20) - 5.0, 0.0)
 
 
+@pytest.mark.slow
 def test_a_cells_note_follows_the_verdict_that_rests_on_it():
     noted = claim(Cell("paper", "paper", LOW), Cell("few", "stated setting", HIGH, HELD_HIGH, note="on 100: 0.55"))
     assert verdicts.verdict_text(noted).endswith("; on 100: 0.55")

@@ -220,13 +220,17 @@ from evolving_ttt.cli import (
 from evolving_ttt.store import (
     SweepStore, describe_definition,
 )
+from evolving_ttt.kit import (
+    settings_keys, with_setting, with_settings, parse_setting, setting_text, kind_name,
+)
 from evolving_ttt.sweeps import (
-    settings_keys, with_setting, with_settings, parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
+    parse_grid, grid_cells, sweep_definition, sweep_tasks, yardsticks,
     reference_yardsticks, sweep, sweep_player,
 )
 from evolving_ttt.tables import (
     YARDSTICKS, sweep_table, STUDIES, study_path, study_table, cell_summary, swept_columns, cell_label,
-    CONFIRMATION_SEEDS, confirmations, confirmation_command,
+    CONFIRMATION_SEEDS, confirmations, confirmation_command, study_command,
+    study_command as al_khateeb_sweep_command,  # its name before chapters 20 to 23 shared study_command
 )
 from evolving_ttt.statistics import (
     mean_interval, difference_interval, share_interval, t_interval, holm_adjusted,
@@ -236,7 +240,7 @@ from evolving_ttt.verdicts import (
 )
 from evolving_ttt.studies import (
     GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, all_claims, at_a_glance, glance_markdown,
-    findings_markdown,
+    findings_markdown, systems_without_claims,
 )
 from evolving_ttt.fogel.study import (
     CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_claims,
@@ -250,7 +254,7 @@ from evolving_ttt.al_khateeb.robust import (
     search_game, search_round_robin, hall_of_fame_points, coevolve_general_readable,
 )
 from evolving_ttt.al_khateeb.study import (
-    STUDY_SWEEPS as AL_KHATEEB_STUDIES, sweep_command as al_khateeb_sweep_command,
+    STUDY_SWEEPS as AL_KHATEEB_STUDIES,
     study_tasks as al_khateeb_study_tasks, study_cells as al_khateeb_study_cells, champion_curves,
     task_numbers as al_khateeb_task_numbers, claims as al_khateeb_claims, table3_claim,
 )
@@ -283,7 +287,7 @@ from evolving_ttt.players import (
 )
 from evolving_ttt.arena import (
     perfect_explanation, best_response_player, reference_players, catalogue, OPPONENTS,
-    results_as, ArenaRow, measure, round_robin, round_robin_points, arena_report, format_arena_table,
+    results_as, ArenaRow, measure, round_robin, round_robin_points, head_to_head, arena_report, format_arena_table,
 )
 from evolving_ttt.fogel.system import (
     fogel_champion,
@@ -303,7 +307,18 @@ from evolving_ttt.systems import (
     System, REQUIRED_NAMES, OPTIONAL_NAMES, BUILT_IN, check_system, check_settings, register_system, unregister_system,
     registered_systems,
     get_system, register_player, unregister_player, registered_players, run_tasks, run_system, system_player,
-    player_from_file, read_by_any_system,
+    player_from_file, read_by_any_system, system_reference, resolve_system,
+)
+# Chapter 25: the system kit, the conformance check, and the example system built with them
+from evolving_ttt.kit import (
+    KitSettings, SystemKit, KitRecord, KIT_RECORD_FORMAT, KIT_PLAYER_FORMAT, COMMAND_OPTIONS, task_generator,
+    settings_from_dict,
+)
+from evolving_ttt.conformance import (
+    check_conformance, ConformanceError, same_bits,
+)
+from evolving_ttt.examples.hill_climber import (
+    ClimbSettings, HillClimber,
 )
 from evolving_ttt.parallel import (
     LOCAL_SCHEDULER, default_workers, split_tasks, TaskRunner, run_shared,

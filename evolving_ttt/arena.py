@@ -184,6 +184,28 @@ def round_robin_points(outcomes: np.ndarray) -> np.ndarray:
     return ((as_x * off).sum(axis=1) + (as_o * off).sum(axis=0)) / (2 * (n - 1))
 
 
+def head_to_head(outcomes: np.ndarray, names: Sequence[str], player: str, opponent: str) -> tuple[float, float, float]:
+    """Expected points per game (1 a win, 1/2 a draw) of ``player`` against ``opponent`` in a round robin's
+    ``outcomes`` (:func:`round_robin`) of the players named ``names``: as X, as O, and the mean of the two
+    (chapters 24 and 25).
+
+    Raises
+    ------
+    ValueError
+        If a name is not one of ``names``.
+    """
+    names = list(names)
+    if len(names) != outcomes.shape[0]:
+        raise ValueError(f"names must name the {outcomes.shape[0]} players of the round robin; got {len(names)} names")
+    for name in (player, opponent):
+        if name not in names:
+            raise ValueError(f"no player named {name!r} in the round robin; the players are {', '.join(names)}")
+    i, j = names.index(player), names.index(opponent)
+    as_x = float(outcomes[i, j, 0] + 0.5 * outcomes[i, j, 1])
+    as_o = float(outcomes[j, i, 2] + 0.5 * outcomes[j, i, 1])
+    return as_x, as_o, (as_x + as_o) / 2
+
+
 def catalogue() -> tuple[ArenaPlayer, ...]:
     """Every player of the book: the reference players, each registered system's saved players, then the players
     registered with :func:`evolving_ttt.systems.register_player` (book/24_arena.ipynb, chapter 25).

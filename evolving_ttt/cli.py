@@ -41,6 +41,7 @@ from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
+from evolving_ttt.kit import COMMAND_OPTIONS
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers, forget_interrupt_in_exec
 from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
@@ -367,10 +368,6 @@ def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
     return 0
 
 
-COMMON_OPTIONS = ("seed", "out", "workers", "scheduler", "quiet", "force", "command", "system")
-"""The options every system command has (:func:`build_parser`); the rest are the system's own."""
-
-
 def settings_of_command(system, args: argparse.Namespace):
     """The settings a system's command asks for, checked by :func:`~evolving_ttt.systems.check_settings` before
     any file is made; a refusal names the option as typed (``--seeds-kept 0: seeds_kept must be ...``)."""
@@ -381,7 +378,7 @@ def settings_of_command(system, args: argparse.Namespace):
         if not message.startswith("--"):
             found = []
             for name, value in vars(args).items():
-                hit = None if name in COMMON_OPTIONS else re.search(rf"(?<![\w.-]){re.escape(name)}\b", message)
+                hit = None if name in COMMAND_OPTIONS else re.search(rf"(?<![\w.-]){re.escape(name)}\b", message)
                 if hit is not None:
                     found.append((hit.start(), -len(name), name, value))
             if found:

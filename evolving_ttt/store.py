@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import sqlite3
 import stat
 import time
@@ -379,6 +380,17 @@ def _check_sqlite_header(path: Path) -> None:
         raise ValueError(f"--db {path}: cannot be read ({error.strerror or error})") from None
     if head and head != SQLITE_HEADER:
         raise ValueError(f"--db {path}: not a sweep database (not an SQLite file)")
+
+
+def sweep_command(definition: dict, db: str | Path, workers: int | None = 2) -> str:
+    """The command line that makes the sweep ``definition`` in ``db`` (or resumes it): ``python -m ttt_helpers sweep
+    run`` with every key of its grid, its seeds and its first seed, each value quoted for the shell where it needs to
+    be. The one writer of a study's command (chapters 20 to 23 and every confirmation)."""
+    grid = " ".join("--set " + shlex.quote(f"{key}={','.join(values)}") for key, values in definition["grid"])
+    first = f" --first-seed {definition['first_seed']}" if definition.get("first_seed", 1) != 1 else ""
+    parts = [f"python -m ttt_helpers sweep run {definition['system']}", grid, f"--seeds {definition['seeds']}{first}",
+             f"--db {shlex.quote(str(db))}", f"--workers {workers}" if workers else ""]  # fmt: skip
+    return " ".join(part for part in parts if part)
 
 
 def describe_definition(definition: dict) -> str:

@@ -129,6 +129,17 @@ def all_claims() -> list[Claim]:
     return found
 
 
+def systems_without_claims() -> list[str]:
+    """The titles of the registered systems that state no claims (they have no ``claims()``): the table at a glance
+    has no row for them, and says so under the table (:func:`glance_markdown`, :func:`findings_markdown`)."""
+    return [system.title for system in registered_systems() if getattr(system, "claims", None) is None]
+
+
+def _no_claims_note() -> list[str]:
+    silent = systems_without_claims()
+    return [f"Registered systems that state no claims to judge: {', '.join(silent)}."] if silent else []
+
+
 def at_a_glance():
     """The findings: every registered system's headline claims, judged by the one verdict rule
     (:func:`evolving_ttt.verdicts.verdict`), one row each, with the columns of :data:`GLANCE_COLUMNS`.
@@ -165,7 +176,7 @@ def glance_markdown(table=None) -> str:
     lines = ["| " + " | ".join(GLANCE_HEADINGS) + " |", "|" + "---|" * len(GLANCE_HEADINGS)]
     for _, row in table.iterrows():
         lines.append("| " + " | ".join(str(row[c]).replace("|", "/") for c in columns) + " |")
-    return "\n".join(lines)
+    return "\n\n".join(["\n".join(lines), *_no_claims_note()])
 
 
 def findings_markdown(table=None, link: str = "{{doc}}`{chapter}`") -> str:
@@ -185,4 +196,4 @@ def findings_markdown(table=None, link: str = "{{doc}}`{chapter}`") -> str:
             f"- Why: {row['reason']}.",
             f"- Shown in: {link.format(chapter=row['chapter'])}.",
         ]))  # fmt: skip
-    return "\n\n".join(blocks)
+    return "\n\n".join([*blocks, *_no_claims_note()])

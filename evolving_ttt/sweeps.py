@@ -17,7 +17,6 @@ from the command line.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import os
@@ -25,7 +24,6 @@ import re
 import socket
 import tempfile
 import time
-import typing
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -33,11 +31,12 @@ from typing import Any
 
 from evolving_ttt.arena import measure, reference_players
 from evolving_ttt.arguments import counted
+from evolving_ttt.kit import kind_name, parse_setting, settings_keys, with_settings
 from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.parallel import TaskRunner
 from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.store import SweepStore, seed_range
-from evolving_ttt.systems import get_system, system_player
+from evolving_ttt.systems import get_system, resolve_system, system_player, system_reference
 from evolving_ttt.tables import YARDSTICKS, cell_label, cell_summary, sweep_table, swept_columns
 
 SWEEP_FORMAT = "ttt-sweep"
@@ -45,82 +44,6 @@ SWEEP_FORMAT = "ttt-sweep"
 
 
 # --- Keys and values ---------------------------------------------------------------------------------------------
-
-
-def settings_keys(settings: Any) -> dict[str, type]:
-    """Every setting of a settings dataclass by its dotted path, with its type (chapter 20).
-
-    Nested settings (``mutation``, ``player``, ...) are opened: their fields are ``mutation.weight_spread``, ...
-    """
-    keys = {}
-    hints = typing.get_type_hints(type(settings))
-    for field in dataclasses.fields(settings):
-        value = getattr(settings, field.name)
-        if dataclasses.is_dataclass(value):
-            keys |= {f"{field.name}.{key}": kind for key, kind in settings_keys(value).items()}
-        else:
-            keys[field.name] = hints[field.name]
-    return keys
-
-
-def _parse_one(text: str, kind: Any) -> Any:
-    origin = typing.get_origin(kind)
-    if origin is tuple:
-        parts = [part.strip() for part in text.split("/")]
-        items = typing.get_args(kind)
-        if len(items) == 2 and items[1] is Ellipsis:
-            return tuple(_parse_one(part, items[0]) for part in parts)
-        if len(parts) != len(items):
-            raise ValueError(f"expected {len(items)} values separated by '/'")
-        return tuple(_parse_one(part, item) for part, item in zip(parts, items, strict=True))
-    if kind is bool:
-        lowered = text.strip().lower()
-        if lowered not in ("true", "false", "yes", "no", "1", "0"):
-            raise ValueError("expected true or false")
-        return lowered in ("true", "yes", "1")
-    if kind is int:
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError("expected a whole number") from None
-    if kind is float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError("expected a number") from None
-        if not math.isfinite(value):
-            raise ValueError("expected a finite number")
-        return value
-    if kind is str:
-        return text.strip()
-    raise ValueError(f"settings of type {kind} cannot be set from the command line")
-
-
-def _kind_name(kind: Any) -> str:
-    if typing.get_origin(kind) is tuple:
-        return "values separated by '/'"
-    return {int: "a whole number", float: "a number", bool: "true or false", str: "a word"}.get(kind, str(kind))
-
-
-def with_setting(settings: Any, key: str, value: Any) -> Any:
-    """``settings`` with the setting at dotted path ``key`` replaced by ``value``; the settings check it."""
-    return with_settings(settings, {key: value})
-
-
-def with_settings(settings: Any, changes: dict[str, Any]) -> Any:
-    """``settings`` with every setting of ``changes`` (``{dotted path: value}``) replaced at once, so that the
-    settings check the whole result (population 50 with 25 parents), never a mixture of old and new values."""
-    nested: dict[str, dict[str, Any]] = {}
-    direct: dict[str, Any] = {}
-    for key, value in changes.items():
-        head, _, rest = key.partition(".")
-        if rest:
-            nested.setdefault(head, {})[rest] = value
-        else:
-            direct[head] = value
-    for head, inner in nested.items():
-        direct[head] = with_settings(getattr(settings, head), inner)
-    return dataclasses.replace(settings, **direct)
 
 
 def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -151,9 +74,9 @@ def parse_grid(system: Any, assignments: Sequence[str]) -> list[tuple[str, list[
         parsed: dict[Any, str] = {}
         for text in texts:
             try:
-                value = _parse_one(text, keys[key])
+                value = parse_setting(text, keys[key])
             except (ValueError, TypeError) as error:
-                raise ValueError(f"--set {key}={text}: {error} (the setting is {_kind_name(keys[key])})") from None
+                raise ValueError(f"--set {key}={text}: {error} (the setting is {kind_name(keys[key])})") from None
             if value in parsed:
                 raise ValueError(f"--set {key}={values}: {parsed[value]} and {text} are the same value, so the grid "
                                  "would run the same cell twice; give each value once")  # fmt: skip
@@ -176,7 +99,7 @@ def grid_cells(system: Any, grid: Sequence[tuple[str, Sequence[str]]]) -> list[A
         changes = {}
         for (key, _), text in zip(grid, texts, strict=True):
             try:
-                changes[key] = _parse_one(text, keys[key])
+                changes[key] = parse_setting(text, keys[key])
             except (KeyError, TypeError, ValueError) as error:  # a grid read from a database is checked here
                 raise ValueError(f"the grid's {key}={text} is not a setting of {system.name}: {error}") from None
         try:
@@ -191,7 +114,7 @@ def _cell_refused(system: Any, grid, texts, error: Exception) -> ValueError:
     if len(grid) == 1:
         key = grid[0][0]
         return ValueError(f"--set {key}={texts[0]}: {error} (the setting is "
-                          f"{_kind_name(settings_keys(system.PAPER_SETTINGS)[key])})")  # fmt: skip
+                          f"{kind_name(settings_keys(system.PAPER_SETTINGS)[key])})")  # fmt: skip
     values = [(key, text) for (key, _), text in zip(grid, texts, strict=True)]
     named = [(hit.start(), k) for k, (key, _) in enumerate(values)
              if (hit := re.search(rf"\b{re.escape(key.rpartition('.')[2])}\b", str(error)))]  # fmt: skip
@@ -298,10 +221,13 @@ def task_yardsticks(system: Any, player: Any) -> dict[str, float]:
     return yardsticks(system_player(system, player, f"{system.name} task"))
 
 
-def run_sweep_task(system_name: str, item: tuple[int, int, int, Any]) -> dict:
-    """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 20)."""
+def run_sweep_task(system: Any, item: tuple[int, int, int, Any]) -> dict:
+    """Run and measure one task ``(cell, seed, task, settings)``: what a worker sends back (chapter 20).
+
+    ``system`` is a system's name or its :func:`~evolving_ttt.systems.system_reference`, which lets a worker of a
+    Dask cluster load a system registered from outside the package."""
     start = time.perf_counter()
-    system = get_system(system_name)
+    system = resolve_system(system)
     cell, seed, task, settings = item
     result = system.run_tasks(settings, seed, [task])[0]
     player = system.record_players(system.merge(settings, seed, [result]))[0]
@@ -349,8 +275,8 @@ def remeasure(source: str | Path, target: str | Path, numerics: str | None = Non
     return len(rows)
 
 
-def _sweep_share(system_name: str, share: list, progress: bool | str) -> list[dict]:
-    return [run_sweep_task(system_name, item) for item in share]
+def _sweep_share(system: Any, share: list, progress: bool | str) -> list[dict]:
+    return [run_sweep_task(system, item) for item in share]
 
 
 # --- The sweep ----------------------------------------------------------------------------------------------------
@@ -415,8 +341,8 @@ def sweep(
 
         with TaskRunner(workers, scheduler) as runner:
             # The reference players are tabulated once, before the local workers are forked.
-            runner.map(partial(_sweep_share, system.name), items, progress, f"sweep {system.name}", reference_players,
-                       record)  # fmt: skip
+            work = partial(_sweep_share, system_reference(system))
+            runner.map(work, items, progress, f"sweep {system.name}", reference_players, record)
         if progress:
             print(status_line(store))
     return sweep_table(db)

@@ -10,6 +10,26 @@ Adding a system is one subpackage and one line in :data:`BUILT_IN` (or, from out
 :func:`register_system`). A reader's own player joins the arena's catalogue and the play widget with
 :func:`register_player` (chapter 25).
 
+The vocabulary, one word per idea, as every tool above the systems uses it:
+
+settings
+    One system's choices for a run, a frozen dataclass (``Settings``): the paper's (``PAPER_SETTINGS``), or any
+    other. The systems' own classes keep their chapters' names (``ExperimentConfig``, ``AlKhateebConfig``,
+    ``LingLamConfig``, ``MohammadiConfig``); the registry calls each the system's ``Settings``.
+task
+    The unit of work a run is split into, with its own generator spawned from the run's seed: a task gives the same
+    bits alone or with others, on any executor. Fogel's task is a trial, Al-Khateeb's a run, Ling and Lam's one
+    seed of one method, Mohammadi's a whole series.
+record
+    What a run leaves: the merged results of its tasks, saved by ``save_record`` in the system's format
+    (``EvolutionRun``, ``CoevolutionRun``, Ling and Lam's ``TrainingRun`` per method, ``SeriesRecord``).
+player
+    A task's final player as its system keeps it (a network, an evaluator, a program), saved by ``save_player``;
+    as the arena and the play widget know it, an :class:`~evolving_ttt.players.ArenaPlayer` (policy tables).
+study
+    A sweep (:mod:`evolving_ttt.sweeps`) of settings over seeds, committed as a database in ``book/data/studies``:
+    its command comes from :func:`evolving_ttt.tables.study_command`, its claims are judged by the one verdict rule.
+
 The generic operations built on the interface: :func:`run_tasks` (some tasks, on any executor),
 :func:`run_system` (the whole experiment, merged into the system's record) and :func:`system_player` (a saved
 player as an :class:`~evolving_ttt.players.ArenaPlayer`).
@@ -20,9 +40,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -41,8 +64,13 @@ class System(Protocol):
     name, command, title, description
         The registry's key (``"fogel"``), the command line's subcommand (``"evolve"``), the paper
         (``"Fogel (1993)"``, also every player's ``system``), and one line for the command line's help.
-    Settings, PAPER_SETTINGS
-        The settings dataclass (with ``as_dict`` and ``from_dict``) and the paper's settings.
+    Settings, PAPER_SETTINGS, SMALL_SETTINGS
+        The settings dataclass (with ``as_dict`` and ``from_dict``), the paper's settings, and settings small enough
+        for the conformance check to run in seconds (:func:`evolving_ttt.conformance.check_conformance`).
+
+    A system may also provide the names of :data:`OPTIONAL_NAMES`: ``claims()``, its papers' headline claims for the
+    one verdict rule (the findings say which registered systems state none), ``record_curves`` and
+    ``command_aliases``. :class:`evolving_ttt.kit.SystemKit` gives every name but a system's own algorithm.
     """
 
     name: str
@@ -51,6 +79,7 @@ class System(Protocol):
     description: str
     Settings: type
     PAPER_SETTINGS: Any
+    SMALL_SETTINGS: Any
 
     def task_count(self, settings: Any) -> int:
         """How many independent tasks (trials, runs, seeds, series) ``settings`` asks for."""
@@ -224,6 +253,72 @@ def get_system(name: str) -> Any:
         if name == system.name or name in command_names(system):
             return system
     raise ValueError(f"no system named {name!r}; the systems are {', '.join(s.name for s in registered_systems())}")
+
+
+def system_reference(system: Any) -> Any:
+    """What a worker process needs to find ``system`` (:func:`resolve_system`), local or on a Dask cluster.
+
+    A system that is a module is named by its module's name and file (``"module:NAME@PATH"``): a worker imports
+    it by name, or from the file where the name is not importable (a module beside a notebook, on a cluster
+    that shares the file system). Any other system is the object itself, pickled to the worker with its class:
+    by reference for the package's classes, by value for a class from outside it (cloudpickle's
+    ``register_pickle_by_value``), so that workers need not import its module.
+    """
+    check_system(system)
+    if isinstance(system, ModuleType):
+        return f"module:{system.__name__}@{getattr(system, '__file__', '') or ''}"
+    module = sys.modules.get(type(system).__module__)
+    if module is None or module.__name__.startswith("evolving_ttt."):
+        return system
+    try:
+        import cloudpickle
+    except ImportError:  # no Dask: local workers are forked, and have the module already
+        return system
+    if module.__name__ != "__main__":  # cloudpickle sends a notebook's classes by value already
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return _SentByValue(cloudpickle.dumps(system))
+    finally:
+        if module.__name__ != "__main__":
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+class _SentByValue:
+    """A system pickled by cloudpickle with its class, kept as bytes wherever it travels (a Dask scheduler unpickles
+    and pickles a task again on its way to a worker); :func:`resolve_system` unpickles it where it runs."""
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+
+    def __reduce__(self) -> tuple:
+        return _SentByValue, (self.payload,)
+
+    def system(self) -> Any:
+        import cloudpickle
+
+        return cloudpickle.loads(self.payload)
+
+
+def resolve_system(reference: Any) -> Any:
+    """The system a :func:`system_reference` (or a registered system's name) names, in this process: a Dask worker
+    starts with the book's four systems only, so a module is imported and an object is used as it was sent,
+    without registering either."""
+    if isinstance(reference, str) and reference.startswith("module:"):
+        name, _, path = reference.removeprefix("module:").partition("@")
+        try:
+            return check_system(importlib.import_module(name))
+        except ImportError:
+            if not path:
+                raise
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        return check_system(sys.modules[name])
+    if isinstance(reference, _SentByValue):
+        return check_system(reference.system())
+    return get_system(reference) if isinstance(reference, str) else check_system(reference)
 
 
 def register_player(player: ArenaPlayer) -> ArenaPlayer:

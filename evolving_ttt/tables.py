@@ -19,7 +19,7 @@ from typing import Any
 
 from evolving_ttt.records import STUDIES
 from evolving_ttt.statistics import mean_interval
-from evolving_ttt.store import YARDSTICKS, SweepStore, cell_values
+from evolving_ttt.store import YARDSTICKS, SweepStore, cell_values, sweep_command
 
 
 def sweep_table(db: str | Path):
@@ -175,8 +175,16 @@ def confirmation_command(db: str | Path, cells: int | Sequence[int], name: str) 
     with SweepStore(db) as store:
         definition = store.definition
     chosen = [cell_values(definition["grid"], cell) for cell in ([cells] if isinstance(cells, int) else cells)]
-    grid = " ".join(f"--set {key}={','.join(v for v in options if any(values[k] == v for values in chosen))}"
-                    for k, (key, options) in enumerate(definition["grid"]))  # fmt: skip
+    grid = [[key, [v for v in options if any(values[k] == v for values in chosen)]]
+            for k, (key, options) in enumerate(definition["grid"])]  # fmt: skip
     first, count = CONFIRMATION_SEEDS
-    return (f"python -m ttt_helpers sweep run {definition['system']} {grid} --seeds {count} --first-seed {first} "
-            f"--db book/data/studies/{name}.sqlite")  # fmt: skip
+    confirmation = {"system": definition["system"], "grid": grid, "seeds": count, "first_seed": first}
+    return sweep_command(confirmation, f"book/data/studies/{name}.sqlite", workers=None)
+
+
+def study_command(name: str, workers: int | None = 2) -> str:
+    """The command line that makes (or resumes) the committed study database ``name`` (:func:`study_path`), read
+    from the definition the database holds (chapters 20 to 23)."""
+    with SweepStore(study_path(name)) as store:
+        definition = store.definition
+    return sweep_command(definition, f"book/data/studies/{name}.sqlite", workers)

@@ -38,6 +38,7 @@ from evolving_ttt.al_khateeb.search import (
 from evolving_ttt.game import O, X, board_from_string, board_tables, play
 from evolving_ttt.outcomes import boards_to_move, policy_table
 from evolving_ttt.records import STUDIES
+from evolving_ttt.tables import study_command
 
 READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("evaluator", "rules")]
 RECORD = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
@@ -84,6 +85,7 @@ def test_depth_one_is_the_books_one_ply_player(networks, settings):
         assert np.array_equal(tables, evaluator_moves(networks, mark, settings))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [2, 3, 4])
 @pytest.mark.parametrize("settings", READINGS)
 def test_the_table_wise_search_makes_the_readable_moves(networks, settings, depth):
@@ -129,6 +131,7 @@ def test_the_rules_find_wins_and_block_losses_two_plies_deep():
     assert search_move(zero, board, OnePlySettings(depth=2)) == 1
 
 
+@pytest.mark.slow
 def test_a_deep_player_is_tabulated_by_its_search(networks):
     settings = OnePlySettings("x", "rules", 2)
     player = search_player(networks[1], O, settings)
@@ -152,6 +155,7 @@ def small_configs():
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", small_configs(), ids=lambda c: json.dumps(c.as_dict()))
 def test_the_engine_runs_every_setting_as_the_readable_code(config):
     engine = coevolve(config, seed=23)
@@ -161,6 +165,7 @@ def test_the_engine_runs_every_setting_as_the_readable_code(config):
             assert np.array_equal(getattr(engine, name)[run], getattr(readable, name)), name
 
 
+@pytest.mark.slow
 def test_the_general_readable_code_is_chapter_14s_with_the_papers_settings():
     config = AlKhateebConfig(population=6, parents=3, generations=4, runs=2)
     for run in range(2):
@@ -308,4 +313,4 @@ def test_claims_read_their_numbers_from_the_databases():
     assert draws.threshold == 43 and progress.threshold == 0 and draws.control
     deep = [cell for cell in draws.cells if cell.setting == "depth 4, winning moves rules"]
     assert deep[0].change == "open reading" and deep[0].confirmation.n == 20
-    assert study.sweep_command("al_khateeb_depth").startswith("python -m ttt_helpers sweep run al-khateeb --set runs=1")
+    assert study_command("al_khateeb_depth").startswith("python -m ttt_helpers sweep run al-khateeb --set runs=1")

@@ -23,6 +23,7 @@ def champion_player():
     return fogel_champion()
 
 
+@pytest.mark.slow
 def test_the_best_response_player_reaches_the_ceiling_of_chapter_10(references):
     row = arena.measure(references["best response"])
     assert np.isclose(row.protocol_score, best_response().ceiling, rtol=0, atol=1e-9)
@@ -144,3 +145,19 @@ def test_the_system_players_are_their_saved_files():
         assert by_name["Mohammadi champion"].move(board) == program_move(program, board, mark)
         explanation = by_name["Mohammadi champion"].explain(board, mark)
         assert f"(square {explanation.move})" in explanation.text or "no PLAY-AT" in explanation.text
+
+
+def test_head_to_head_reads_both_sides_of_a_round_robin_and_names_a_missing_player():
+    from evolving_ttt.arena import head_to_head, reference_players, round_robin
+
+    players = [p for p in reference_players() if p.name in ("perfect", "random")]
+    names = [p.name for p in players]
+    outcomes = round_robin(players)
+    as_x, as_o, mean = head_to_head(outcomes, names, "perfect", "random")
+    p, r = names.index("perfect"), names.index("random")
+    assert as_x == outcomes[p, r, 0] + 0.5 * outcomes[p, r, 1] and as_o == outcomes[r, p, 2] + 0.5 * outcomes[r, p, 1]
+    assert mean == (as_x + as_o) / 2 and 0.8 < as_o < as_x <= 1
+    # the other side of the same games: the two players' points add up to one per game
+    assert np.allclose(np.add(head_to_head(outcomes, names, "random", "perfect")[:2], (as_o, as_x)), 1)
+    with pytest.raises(ValueError, match="no player named 'champion' in the round robin; the players are"):
+        head_to_head(outcomes, names, "champion", "random")

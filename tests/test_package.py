@@ -32,10 +32,12 @@ LAYERS = {
     "evolving_ttt.perfect": 1,
     "evolving_ttt.outcomes": 2,
     "evolving_ttt.players": 2.5,
+    "evolving_ttt.kit": 2.7,  # the system kit: below the systems, which may build on it
     "evolving_ttt.systems": 3.5,  # the registry: above the systems, which it loads by name (never imports)
     "evolving_ttt.arena": 4,
     "evolving_ttt.sweeps": 4.5,
     "evolving_ttt.studies": 4.6,
+    "evolving_ttt.conformance": 4.7,  # the behavioural check of a system: runs it through the tools above
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,
     "evolving_ttt.plots": 5,

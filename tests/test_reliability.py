@@ -19,7 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from test_cli_inputs import files, no_run, refused, run_main  # noqa: F401 - no_run is a fixture
 
-from evolving_ttt import cli, records, sweeps, systems
+from evolving_ttt import cli, kit, records, sweeps, systems
 from evolving_ttt.game import LARGEST_SETTING
 
 
@@ -215,7 +215,7 @@ def _real_numbers(settings) -> list[float]:
 @hypothesis_settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_every_setting_of_every_system_is_checked_before_any_database(data, monkeypatch):
     system = data.draw(st.sampled_from(systems.registered_systems()), label="system")
-    keys = sweeps.settings_keys(system.PAPER_SETTINGS)
+    keys = kit.settings_keys(system.PAPER_SETTINGS)
     chosen = data.draw(st.lists(st.sampled_from(sorted(keys)), min_size=1, max_size=2, unique=True), label="keys")
     grid = [f"{key}={','.join(data.draw(st.lists(_texts(keys[key]), min_size=1, max_size=2), label=key))}"
             for key in chosen]  # fmt: skip
@@ -251,7 +251,7 @@ def test_every_refused_option_of_a_system_command_is_named(data, monkeypatch):
     parser = cli.build_parser()
     command = next(action for action in parser._subparsers._group_actions[0].choices.items()
                    if action[0] == system.command)[1]  # fmt: skip
-    own = [action for action in command._actions if action.option_strings and action.dest not in cli.COMMON_OPTIONS
+    own = [action for action in command._actions if action.option_strings and action.dest not in kit.COMMAND_OPTIONS
            and action.dest != "help" and action.nargs != 0 and action.choices is None]  # fmt: skip
     argv = [system.command]
     for action in data.draw(st.lists(st.sampled_from(own), min_size=1, max_size=3, unique_by=lambda a: a.dest)):

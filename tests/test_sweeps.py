@@ -16,13 +16,13 @@ import pytest
 from evolving_ttt.arena import measure
 from evolving_ttt.cli import main
 from evolving_ttt.fogel.evolution import ExperimentConfig
+from evolving_ttt.kit import settings_keys
 from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.store import SweepStore, describe_definition
 from evolving_ttt.sweeps import (
     grid_cells,
     parse_grid,
     remeasure,
-    settings_keys,
     sweep,
     sweep_definition,
     sweep_player,
@@ -186,6 +186,7 @@ def recorded(db) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_a_sweep_killed_part_way_resumes_to_the_table_of_an_uninterrupted_one(tmp_path, repo_root):
     whole = fixed(sweep("fogel", SMALL, 4, tmp_path / "whole.sqlite", workers=1, progress=False))
     db = tmp_path / "killed.sqlite"
@@ -204,6 +205,7 @@ def test_a_sweep_killed_part_way_resumes_to_the_table_of_an_uninterrupted_one(tm
     assert fixed(sweep_table(db)).equals(whole)
 
 
+@pytest.mark.slow
 def test_two_runners_on_one_database_record_every_task_once(tmp_path, repo_root):
     whole = fixed(sweep("fogel", SMALL, 4, tmp_path / "whole.sqlite", workers=1, progress=False))
     db = tmp_path / "shared.sqlite"
@@ -215,15 +217,10 @@ def test_two_runners_on_one_database_record_every_task_once(tmp_path, repo_root)
     assert fixed(sweep_table(db)).equals(whole)
 
 
-def test_a_sweep_on_a_two_worker_dask_cluster_equals_the_local_one(tmp_path):
-    distributed = pytest.importorskip("distributed")
-    import logging
-
+@pytest.mark.slow
+def test_a_sweep_on_a_two_worker_dask_cluster_equals_the_local_one(tmp_path, dask_address):
     local = fixed(sweep("fogel", SMALL, 2, tmp_path / "local.sqlite", workers=2, progress=False))
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as cluster:  # fmt: skip
-        remote = sweep("fogel", SMALL, 2, tmp_path / "dask.sqlite", scheduler=cluster.scheduler_address,
-                       progress=False)  # fmt: skip
+    remote = sweep("fogel", SMALL, 2, tmp_path / "dask.sqlite", scheduler=dask_address, progress=False)
     assert fixed(remote).equals(local)
     assert remote["worker"].nunique() == 2 and os.getpid() not in {int(w.split(":")[1]) for w in remote["worker"]}
 
@@ -269,3 +266,23 @@ def test_held_out_seeds_run_from_the_first_seed_and_are_their_own_sweep(tmp_path
     for bad in (0, -3, True, 1.5):
         with pytest.raises(ValueError, match="--first-seed must be a whole number"):
             sweep("fogel", grid, 2, tmp_path / "bad.sqlite", workers=1, progress=False, first_seed=bad)
+
+
+def test_every_studys_command_makes_the_sweep_its_committed_database_holds():
+    import shlex
+
+    from evolving_ttt.records import STUDIES
+    from evolving_ttt.tables import study_command
+
+    for path in sorted(STUDIES.glob("*.sqlite")):
+        words = shlex.split(study_command(path.stem))
+        assert words[:5] == ["python", "-m", "ttt_helpers", "sweep", "run"]
+        system = get_system(words[5])
+        options = dict(zip(words[6::2], words[7::2], strict=True))
+        assignments = [value for option, value in zip(words[6::2], words[7::2], strict=True) if option == "--set"]
+        first = int(options.get("--first-seed", 1))
+        made = sweep_definition(system, parse_grid(system, assignments), int(options["--seeds"]), first)
+        with SweepStore(path) as store:
+            stored = store.definition
+        assert {**made, "numerics": None} == {**stored, "numerics": None}, path.name
+        assert options["--db"] == f"book/data/studies/{path.name}"

@@ -4,73 +4,26 @@ executor, a Dask LocalCluster of two worker processes included."""
 
 import argparse
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from evolving_ttt import systems
-from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig
+from evolving_ttt import studies, systems
 from evolving_ttt.arena import arena_report, catalogue
 from evolving_ttt.cli import build_parser, main
-from evolving_ttt.fogel.evolution import ExperimentConfig
-from evolving_ttt.fogel.exact import exact_scores
-from evolving_ttt.fogel.network import Network, load_network, random_network, save_network, stack_networks
+from evolving_ttt.conformance import check_conformance, same_bits
+from evolving_ttt.examples.hill_climber import ClimbSettings, HillClimber
+from evolving_ttt.fogel.network import random_network
 from evolving_ttt.game import O, X, board_from_string
-from evolving_ttt.ling_lam.experiment import LingLamConfig
-from evolving_ttt.mohammadi.coevolution import MohammadiConfig
 from evolving_ttt.outcomes import random_policy
 from evolving_ttt.play import GameSession
 from evolving_ttt.players import ArenaPlayer, table_player
+from evolving_ttt.sweeps import sweep
 
-# Small settings of every system: a few seconds each.
-SMALL = {
-    "fogel": ExperimentConfig(parents=6, generations=4, trials=3),
-    "al-khateeb": AlKhateebConfig(runs=3, generations=3),
-    "ling-lam": LingLamConfig(seeds=2, iterations=20),
-    "mohammadi": MohammadiConfig(population=16, generations=2, runs=2, seeds_kept=2, best_candidates=4,
-                                 random_candidates=4),  # fmt: skip
-}
-
-
-def leaves(value):
-    """Every array and number inside a task result or record, in a fixed order, for comparing bits."""
-    if isinstance(value, np.ndarray):
-        return [value]
-    if isinstance(value, dict):
-        return [leaf for key in sorted(value) for leaf in leaves(value[key])]
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in leaves(item)]
-    if hasattr(value, "__dataclass_fields__"):
-        return [leaf for name in value.__dataclass_fields__ for leaf in leaves(getattr(value, name))]
-    if hasattr(value, "arrays"):  # a Population
-        return leaves(value.arrays())
-    return [value]
-
-
-def same_bits(a, b) -> bool:
-    left, right = leaves(a), leaves(b)
-    if len(left) != len(right):
-        return False
-    for x, y in zip(left, right, strict=True):
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            x, y = np.asarray(x), np.asarray(y)
-            if x.shape != y.shape or x.dtype != y.dtype or x.tobytes() != y.tobytes():
-                return False
-        elif not (x == y or (x != x and y != y)):
-            return False
-    return True
-
-
-@pytest.fixture(scope="module")
-def dask_address():
-    distributed = pytest.importorskip("distributed")
-    import logging
-
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as cluster:  # fmt: skip
-        yield cluster.scheduler_address
+BOOK = [systems.get_system(name) for name in ("fogel", "al-khateeb", "ling-lam", "mohammadi")]
+SMALL = {system.name: system.SMALL_SETTINGS for system in BOOK}
 
 
 def test_the_registry_holds_the_four_systems_in_the_books_order_and_each_speaks_the_vocabulary():
@@ -86,43 +39,25 @@ def test_the_registry_holds_the_four_systems_in_the_books_order_and_each_speaks_
     assert paper == {"fogel": 20, "al-khateeb": 20, "ling-lam": 40, "mohammadi": 1}
 
 
-@pytest.mark.parametrize("name", SMALL)
-def test_a_task_gives_the_same_bits_in_any_share_and_the_record_saves_and_loads(name, tmp_path):
-    system = systems.get_system(name)
-    settings = SMALL[name]
-    count = system.task_count(settings)
-    together = system.run_tasks(settings, 5, list(range(count)))
-    assert len(together) == count
-    for task in range(count):  # alone, and in reverse order with the others
-        assert same_bits(system.run_tasks(settings, 5, [task])[0], together[task])
-    assert same_bits(system.run_tasks(settings, 5, list(range(count))[::-1])[::-1], together)
-    if count > 1:  # another seed gives other results
-        assert not same_bits(system.run_tasks(settings, 6, [0])[0], together[0])
-    record = system.merge(settings, 5, together)
-    assert same_bits(record, systems.run_system(system, settings, seed=5))
-    path = tmp_path / ("record.json" if name == "mohammadi" else "record.npz")
-    system.save_record(record, path)
-    assert same_bits(system.load_record(path), record)
-    players = system.record_players(record)
-    assert len(players) == count
-    for k, player in enumerate(players[:2]):
-        file = tmp_path / f"player{k}.json"
-        system.save_player(player, file, seed=5, task=k)
-        loaded, provenance = system.load_player(file)
-        assert provenance["seed"] == 5 and provenance["task"] == k
-        for before, after in zip(system.policy_tables(player), system.policy_tables(loaded), strict=True):
-            assert np.array_equal(before, after)
-        arena_player = systems.system_player(system, loaded, f"{name} {k}")
-        assert arena_player.system == system.title and arena_player.explain is not None
+@pytest.mark.parametrize("name", [*SMALL, "hill-climber"])
+def test_every_system_passes_the_conformance_check_on_a_local_pool_and_a_dask_cluster(name, dask_address):
+    system = HillClimber() if name == "hill-climber" else systems.get_system(name)
+    passed = check_conformance(system, scheduler=dask_address)
+    assert passed == ["names", "settings", "sweep keys", "command", "tasks", "same bits twice", "any share",
+                      "local pool", "Dask", "measures", "record file", "players", "player file", "sweep"]  # fmt: skip
 
 
-@pytest.mark.parametrize("name", SMALL)
-def test_every_system_gives_the_same_bits_on_a_two_worker_dask_cluster(name, dask_address):
-    system = systems.get_system(name)
-    here = systems.run_system(system, SMALL[name], seed=2)
-    there = systems.run_system(system, SMALL[name], seed=2, scheduler=dask_address)
-    assert same_bits(here, there)
-    assert same_bits(here, systems.run_system(system, SMALL[name], seed=2, workers=2))
+def test_every_registered_system_is_one_the_conformance_check_runs_in_make_test():
+    assert [s.name for s in systems.registered_systems()] == list(SMALL)  # none added without a check above
+
+
+def test_fogels_batched_policy_tables_are_the_readable_ones(champion):
+    from evolving_ttt.fogel import system as fogel
+
+    networks = [champion[0], *(random_network(np.random.default_rng(k)) for k in range(12))]
+    for network in networks:
+        for batched, readable in zip(fogel.policy_tables(network), fogel.readable_policy_tables(network), strict=True):
+            assert np.array_equal(batched, readable)
 
 
 def test_the_readable_entry_points_take_a_scheduler_too(dask_address):
@@ -147,7 +82,7 @@ def test_the_readable_entry_points_take_a_scheduler_too(dask_address):
         (lambda: systems.run_system("fogel", SMALL["fogel"], workers=0), "workers must be a whole number >= 1"),
         (lambda: systems.get_system("chess"), "no system named 'chess'; the systems are fogel, al-khateeb"),
         (lambda: systems.register_system(object()), "a system must provide name, command"),
-        (lambda: systems.register_system(HillClimber(name="fogel")), "already registered"),
+        (lambda: systems.register_system(type("Clash", (HillClimber,), {"name": "fogel"})()), "already registered"),
         (lambda: systems.register_player("me"), "player must be an ArenaPlayer"),
         (lambda: systems.unregister_player("nobody"), "no registered player named 'nobody'"),
     ],
@@ -157,118 +92,7 @@ def test_bad_use_of_the_registry_is_a_clear_value_error(call, message):
         call()
 
 
-# --- A throwaway system, registered from outside the package --------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClimbSettings:
-    """A random-restart hill climber over Fogel's network: ``restarts`` tasks of ``steps`` steps."""
-
-    restarts: int = 2
-    steps: int = 6
-    spread: float = 0.5
-
-    def as_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data):
-        return cls(**data)
-
-
-class HillClimber:
-    """Every name of :class:`evolving_ttt.systems.System`, in a few lines each."""
-
-    Settings, PAPER_SETTINGS = ClimbSettings, ClimbSettings()
-
-    def __init__(self, name="hill-climber"):
-        self.name = self.command = name
-        self.title, self.description = "Hill climber (test)", "random-restart hill climbing of Fogel's network"
-
-    def task_count(self, settings):
-        return settings.restarts
-
-    def run_tasks(self, settings, seed, tasks, progress=False):
-        found = []
-        for task in tasks:
-            rng = np.random.default_rng([seed, task])
-            best = random_network(rng)
-            score = exact_scores(stack_networks([best]))[0][0]
-            for _ in range(settings.steps):
-                arrays = {k: v + rng.normal(0, settings.spread, v.shape) for k, v in vars(best).items()}
-                candidate = Network(**arrays)
-                candidate_score = exact_scores(stack_networks([candidate]))[0][0]
-                if candidate_score > score:
-                    best, score = candidate, candidate_score
-            found.append((best, float(score)))
-        return found
-
-    def merge(self, settings, seed, results):
-        return {"seed": seed, "networks": [n for n, _ in results], "scores": [s for _, s in results]}
-
-    def save_record(self, record, path):
-        arrays = {f"{k}_{name}": v for k, n in enumerate(record["networks"]) for name, v in vars(n).items()}
-        with open(path, "wb") as handle:  # exactly the path given: numpy adds no suffix to an open file
-            np.savez(handle, seed=record["seed"], scores=record["scores"], **arrays)
-
-    def load_record(self, path):
-        with np.load(path) as data:
-            names = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
-            networks = [Network(*(data[f"{k}_{n}"] for n in names)) for k in range(len(data["scores"]))]
-            return {"seed": int(data["seed"]), "networks": networks, "scores": data["scores"].tolist()}
-
-    def record_players(self, record):
-        return list(record["networks"])
-
-    def task_measures(self, settings, result):
-        return {"exact_score": result[1]}
-
-    def save_player(self, player, path, **provenance):
-        save_network(player, path, **provenance)
-
-    def load_player(self, path):
-        return load_network(path)
-
-    def policy_tables(self, player):
-        from evolving_ttt.fogel.system import policy_tables
-
-        return policy_tables(player)
-
-    def explain(self, player):
-        return None
-
-    def book_players(self):
-        best = max(self.run_tasks(self.PAPER_SETTINGS, 0, [0, 1]), key=lambda found: found[1])[0]
-        return (systems.system_player(self, best, "hill climber", "the best of two climbs"),)
-
-    def add_arguments(self, parser):
-        parser.add_argument("--restarts", type=int, default=2)
-        parser.add_argument("--best", help="also save the best network to this JSON file")
-
-    def settings_from_arguments(self, args):
-        return ClimbSettings(restarts=args.restarts)
-
-    def extra_outputs(self, args):
-        outputs = {"--out": (Path(args.out), ".npz")}
-        if args.best:
-            outputs["--best"] = (Path(args.best), ".json")
-        return outputs
-
-    def estimated_memory(self, settings, workers):
-        return 10**8
-
-    def describe(self, settings):
-        return f"{settings.restarts} restarts"
-
-    def summary(self, record):
-        return f"best exact score {max(record['scores']):.2f}"
-
-    def write_outputs(self, record, args, paths):
-        if "--best" not in paths:
-            return {}
-        best = int(np.argmax(record["scores"]))
-        save_network(record["networks"][best], paths["--best"], restart=best)
-        return {"--best": f"the best climb, restart {best}"}
+# --- The example system of chapter 25, registered from outside the package -------------------------------------
 
 
 @pytest.fixture()
@@ -281,29 +105,76 @@ def hill_climber():
 def test_a_new_system_registered_from_outside_appears_everywhere_without_another_file_changing(
     hill_climber, tmp_path, capsys
 ):
-    # the command line: its help and a whole run, with the common options
+    # the command line: its help, options generated from its settings, and a whole run with the common options
     assert "hill-climber" in build_parser().format_help()
-    out, best = tmp_path / "climb.npz", tmp_path / "best.json"
-    assert main(["hill-climber", "--restarts", "3", "--seed", "4", "--out", str(out), "--quiet", "--workers", "2",
-                 "--best", str(best)]) == 0  # fmt: skip
-    printed = capsys.readouterr().out
-    assert f"wrote {out}: best exact score" in printed and f"wrote {best}: the best climb, restart" in printed
+    out = tmp_path / "climb.json"
+    assert main(["hill-climber", "--tasks", "3", "--steps", "4", "--seed", "4", "--out", str(out), "--quiet",
+                 "--workers", "2"]) == 0  # fmt: skip
+    assert f"wrote {out}: 3 players, one per task" in capsys.readouterr().out
     record = hill_climber.load_record(out)
-    assert record["seed"] == 4 and len(record["networks"]) == 3
-    restart = int(np.argmax(record["scores"]))
-    assert np.array_equal(load_network(best)[0].hidden_weights, record["networks"][restart].hidden_weights)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.json", "climb.npz"]  # nothing else, no temporaries
-    alone = hill_climber.run_tasks(ClimbSettings(restarts=3), 4, [2])[0]
-    assert np.array_equal(record["networks"][2].hidden_weights, alone[0].hidden_weights)
-    # the arena's table and the play widget's opponents
-    assert "hill climber" in [row["name"] for row in arena_report()["players"]]
-    session = GameSession("hill climber", human=O)
-    assert session.player.system == "Hill climber (test)" and session.board.any()  # it has made its first move
+    assert record.seed == 4 and record.settings == ClimbSettings(tasks=3, steps=4) and len(record.players) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["climb.json"]  # nothing else, no temporaries
+    alone = hill_climber.run_tasks(ClimbSettings(tasks=3, steps=4), 4, [2])[0]
+    assert np.array_equal(record.players[2], alone)
+    with pytest.raises(SystemExit):
+        main(["hill-climber", "--steps", "many", "--out", str(tmp_path / "x.json")])
+    assert "argument --steps: expected a whole number for steps; got 'many'" in capsys.readouterr().err
+    # a sweep of its settings, on the local pool
+    table = sweep(hill_climber, {"steps": [1, 2]}, 1, tmp_path / "climb.sqlite", workers=2, progress=False)
+    assert len(table) == 8 and set(table["steps"]) == {1, 2}
+    # its players in the arena's table and the play widget's opponents
+    player = systems.register_player(systems.system_player(hill_climber, record.players[0], "hill climber"))
+    try:
+        assert "hill climber" in [row["name"] for row in arena_report()["players"]]
+        session = GameSession("hill climber", human=O)
+        assert session.player.system == "Hill climber (chapter 25)" and session.board.any()  # it has moved first
+    finally:
+        systems.unregister_player(player.name)
+    # the table at a glance says that it states no claims
+    assert studies.systems_without_claims() == ["Hill climber (chapter 25)"]
+    assert "Registered systems that state no claims to judge: Hill climber (chapter 25)." in studies.glance_markdown(
+        pd.DataFrame(columns=list(studies.GLANCE_COLUMNS)))  # fmt: skip
     # and it goes again
     systems.unregister_system("hill-climber")
-    assert "hill climber" not in [p.name for p in catalogue()]
     assert "hill-climber" not in build_parser().format_help()
+    assert studies.systems_without_claims() == []
     systems.register_system(hill_climber)
+
+
+OUTSIDE = {  # a system in a module the Dask workers cannot import: an object of its own class, or the module itself
+    "object": "from evolving_ttt.examples.hill_climber import HillClimber\n\n"
+              "class Mine(HillClimber):\n    name = 'my-climber'\n\nSYSTEM = Mine()\n",
+    "module": "from evolving_ttt.examples.hill_climber import HillClimber\nfrom evolving_ttt.systems import "
+              "REQUIRED_NAMES\n\n_kit = HillClimber()\nglobals().update({n: getattr(_kit, n) for n in "
+              "REQUIRED_NAMES})\nname = command = 'my-climber'\n",
+}
+
+
+@pytest.mark.parametrize("kind", OUTSIDE)
+def test_a_system_registered_from_a_module_the_workers_cannot_import_runs_a_sweep_on_dask(
+    kind, tmp_path, dask_address, monkeypatch
+):
+    (tmp_path / f"my_climber_{kind}.py").write_text(OUTSIDE[kind])
+    monkeypatch.syspath_prepend(str(tmp_path))  # here only: the cluster's workers started without it
+    module = __import__(f"my_climber_{kind}")
+    system = systems.register_system(module.SYSTEM if kind == "object" else module)
+    try:
+        here = sweep(system, {"tasks": [2], "steps": [2]}, 1, tmp_path / "here.sqlite", workers=1, progress=False)
+        there = sweep(system, {"tasks": [2], "steps": [2]}, 1, tmp_path / "there.sqlite", scheduler=dask_address,
+                      progress=False)  # fmt: skip
+    finally:
+        systems.unregister_system("my-climber")
+    columns = [c for c in here.columns if c not in ("wall_time", "worker")]
+    pd.testing.assert_frame_equal(here[columns], there[columns])
+    assert len(here) == 2
+
+
+def test_a_built_in_system_is_sent_to_workers_by_its_module_name():
+    fogel = systems.get_system("fogel")
+    reference = systems.system_reference(fogel)
+    assert reference.startswith("module:evolving_ttt.fogel.system@") and reference.endswith("fogel/system.py")
+    assert systems.resolve_system(reference) is fogel
+    assert systems.resolve_system("fogel") is fogel
 
 
 def test_a_readers_player_joins_the_catalogue_and_the_play_widget_and_leaves_again():

@@ -11,8 +11,8 @@ the numbers chapter 21 discusses:
 * :func:`study_tasks` reads one database as a table; :func:`study_cells` gives every cell of every sweep one
   row: its setting in words, means with 95% intervals, and the share of runs whose player draws at least 43 of
   50 games against perfect play (Wilson interval);
-* :func:`sweep_command` the command that makes a database, and :func:`claims` the paper's claims as the one
-  verdict rule reads them (:mod:`evolving_ttt.verdicts`).
+* :func:`claims` the paper's claims as the one verdict rule reads them (:mod:`evolving_ttt.verdicts`);
+  :func:`~evolving_ttt.tables.study_command` prints the command that makes a database.
 """
 
 from __future__ import annotations
@@ -60,14 +60,6 @@ def study_definition(name: str, folder: Path = STUDIES) -> dict:
     """The sweep definition stored in the study database ``name``."""
     with SweepStore(study_file(name, folder)) as store:
         return store.definition
-
-
-def sweep_command(name: str, workers: int = 2) -> str:
-    """The command line that makes (or resumes, or extends with more seeds) the study database ``name``."""
-    definition = study_definition(name)
-    grid = " ".join(f"--set {key}={','.join(values)}" for key, values in definition["grid"])
-    return (f"python -m ttt_helpers sweep run {definition['system']} {grid} --seeds {definition['seeds']} "
-            f"--db book/data/studies/{name}.sqlite --workers {workers}")  # fmt: skip
 
 
 def setting_text(definition: dict, settings: dict) -> str:

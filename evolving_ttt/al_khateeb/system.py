@@ -51,6 +51,8 @@ title = "Al-Khateeb (2012)"
 description = "Al-Khateeb (2012): co-evolve 9-5-3-1 evaluators (20 runs x 2,000 generations) and save TTT"
 Settings = AlKhateebConfig
 PAPER_SETTINGS = PAPER_AL_KHATEEB
+SMALL_SETTINGS = AlKhateebConfig(runs=3, generations=3)
+"""Three runs of three generations, for the conformance check (:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,6 +10,7 @@ the rule base makes no random move, and the claim as the one verdict rule reads 
 from __future__ import annotations
 
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from evolving_ttt.drawing import tree_counts
@@ -44,10 +45,19 @@ def network_from_text(text: str) -> Network:
 
 def control_rows(name: str, folder: Path = STUDIES) -> list[dict]:
     """The tasks of one control study's database as dicts: the swept settings (``parents``, ``weight_spread``),
-    ``seed``, the sweep's measures, and ``never_loses`` of the task's final best network (chapter 20)."""
+    ``seed``, the sweep's measures, and ``never_loses`` of the task's final best network (chapter 20).
+
+    The game trees behind ``never_loses`` are built once per database file as it is (its size and time of change):
+    chapter 20's table and the claims of :func:`control_claims` share them."""
     path = Path(folder) / f"{name}.sqlite"
     if not path.is_file():
         raise ValueError(f"no study database {path}; run the command of chapter 20 that makes it")
+    status = path.stat()
+    return [dict(row) for row in _control_rows(str(path.resolve()), status.st_size, status.st_mtime_ns)]
+
+
+@cache
+def _control_rows(path: str, size: int, changed: int) -> tuple[dict, ...]:
     with SweepStore(path) as store:
         rows = store.rows()
     found = []
@@ -56,7 +66,7 @@ def control_rows(name: str, folder: Path = STUDIES) -> list[dict]:
         found.append({"cell": row["cell"], "seed": row["seed"], "parents": settings["parents"],
                       "weight_spread": settings["mutation"]["weight_spread"], **row["measures"],
                       "never_loses": never_loses(network_from_text(row["player"]))})  # fmt: skip
-    return found
+    return tuple(found)
 
 
 NEVER_LOSES = Measure("share of trials whose final best network never loses to the rule base without random moves",

@@ -27,12 +27,20 @@ from evolving_ttt.fogel.evolution import (
 )
 from evolving_ttt.fogel.evolution import estimated_memory as _estimated_memory
 from evolving_ttt.fogel.mutation import MutationSettings
-from evolving_ttt.fogel.network import Network, load_network, network_move, network_outputs, save_network
+from evolving_ttt.fogel.network import (
+    Network,
+    load_network,
+    network_move,
+    network_outputs,
+    population_moves,
+    save_network,
+    stack_networks,
+)
 from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OpponentRules
 from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
 from evolving_ttt.fogel.study import control_claims
-from evolving_ttt.game import O, X
-from evolving_ttt.outcomes import policy_table
+from evolving_ttt.game import O, X, board_tables, check_instance
+from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, policy_table
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
 from evolving_ttt.records import DATA
 
@@ -43,6 +51,8 @@ title = "Fogel (1993)"
 description = "Fogel (1993): evolve 9-H-9 networks against the rule base; save every curve and final network"
 Settings = ExperimentConfig
 PAPER_SETTINGS = PAPER_EXPERIMENT
+SMALL_SETTINGS = ExperimentConfig(parents=6, generations=4, trials=3)
+"""Three short trials, for the conformance check (:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
 def task_count(settings: ExperimentConfig) -> int:
@@ -102,7 +112,23 @@ load_player = load_network
 
 
 def policy_tables(player: Network) -> tuple[np.ndarray, np.ndarray]:
-    """The network's move on every board, as X and (through the colour swap) as O."""
+    """The network's move on every board, as X and (through the colour swap) as O: every board where the side is
+    to move in one batch (:func:`~evolving_ttt.fogel.network.population_moves`), the same moves as
+    :func:`readable_policy_tables` asks of :func:`~evolving_ttt.fogel.network.network_move` board by board."""
+    check_instance(player, Network, "player", "a Network (th.load_network reads one from a file)")
+    population, boards = stack_networks([player]), board_tables().boards
+    tables = []
+    for mark in (X, O):
+        rows = boards_to_move(mark)
+        moves = population_moves(population, (mark * boards[rows])[None])[0]  # as O, the colours swapped
+        table = np.zeros(POLICY_SHAPE)
+        table[rows, moves] = 1.0
+        tables.append(table)
+    return tables[0], tables[1]
+
+
+def readable_policy_tables(player: Network) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`policy_tables` board by board, as chapter 11 tabulates any player."""
     return tuple(policy_table(lambda board, mark=mark: network_move(player, board, mark), mark) for mark in (X, O))
 
 

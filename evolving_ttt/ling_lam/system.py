@@ -56,6 +56,9 @@ title = "Ling and Lam (2011)"
 description = "Ling and Lam (2011): train the NNDTF and the baseline network for many seeds"
 Settings = LingLamConfig
 PAPER_SETTINGS = PAPER_LING_LAM
+SMALL_SETTINGS = LingLamConfig(seeds=2, iterations=20)
+"""Two runs of 20 iterations per method, for the conformance check
+(:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
 @dataclass(frozen=True, eq=False)

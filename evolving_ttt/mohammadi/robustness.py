@@ -36,6 +36,7 @@ from evolving_ttt.mohammadi.programs import (
 from evolving_ttt.outcomes import outcome_probabilities, policy_table, random_policy
 from evolving_ttt.perfect import lowest_square_player
 from evolving_ttt.records import STUDIES
+from evolving_ttt.tables import study_command
 from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of, run_sample
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
@@ -171,9 +172,7 @@ def sweep_command(name: str) -> str:
     """The command line that runs (or resumes, or extends) the study's sweep ``name`` (chapter 23)."""
     if name not in STUDY_SWEEPS:
         raise ValueError(f"no sweep {name!r} in the study; the sweeps are {', '.join(STUDY_SWEEPS)}")
-    settings = " ".join(f"--set {assignment}" for assignment in STUDY_SWEEPS[name])
-    return (f".venv/bin/python -m ttt_helpers sweep run mohammadi {settings} --seeds 10 "
-            f"--db book/data/studies/mohammadi_{name}.sqlite --workers 2")  # fmt: skip
+    return study_command(f"mohammadi_{name}")
 
 
 @cache

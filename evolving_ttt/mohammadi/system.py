@@ -54,6 +54,10 @@ title = "Mohammadi et al. (2013)"
 description = "Mohammadi et al. (2013): co-evolve programs, a judge between runs"
 Settings = MohammadiConfig
 PAPER_SETTINGS = PAPER_MOHAMMADI
+SMALL_SETTINGS = MohammadiConfig(population=16, generations=2, runs=2, seeds_kept=2, best_candidates=4,
+                                 random_candidates=4)  # fmt: skip
+"""A series of two short runs of 16 programs, for the conformance check
+(:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
 def task_count(settings: MohammadiConfig) -> int:

@@ -84,9 +84,7 @@ from evolving_ttt.fogel.evolution import (
 from evolving_ttt.run_cache import (
     RUN_CACHE_VARIABLE, cached_run,
 )
-from evolving_ttt.records import (
-    read_record,
-)
+from evolving_ttt.reading import read_record
 
 # Chapter 7: the performance curve, Fogel's Figure 2 (book/07_figure2.ipynb)
 from evolving_ttt.statistics import (
@@ -279,9 +277,7 @@ from evolving_ttt.mohammadi.robustness import (
 )
 
 # Chapter 24: the arena, every system's players on the same exact yardsticks
-from evolving_ttt.records import (
-    BENCH_RESULTS, BENCHMARK_FORMAT, save_benchmark, load_benchmark,
-)
+from evolving_ttt.benchmarks import BENCH_RESULTS, BENCHMARK_FORMAT, save_benchmark, load_benchmark
 from evolving_ttt.players import (
     Explanation, ArenaPlayer, table_player, square_values, probability_explanation,
 )

@@ -38,7 +38,8 @@ from evolving_ttt.arguments import counted
 from evolving_ttt.game import EMPTY, O, X, board_tables, check_count
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, check_policy, policy_table
 from evolving_ttt.players import ArenaPlayer
-from evolving_ttt.records import check_provenance, json_text, read_record, write_checked
+from evolving_ttt.reading import read_record
+from evolving_ttt.records import check_provenance, json_text, write_checked
 
 # --- Settings: keys, text, changes ---------------------------------------------------------------------------------
 

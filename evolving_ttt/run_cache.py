@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from evolving_ttt.records import read_json
+from evolving_ttt.reading import read_json
 
 Run = TypeVar("Run")
 

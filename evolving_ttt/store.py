@@ -22,7 +22,8 @@ import stat
 import time
 from pathlib import Path
 
-from evolving_ttt.records import check_path, parse_json
+from evolving_ttt.reading import parse_json
+from evolving_ttt.records import check_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sweep (

@@ -30,6 +30,7 @@ from evolving_ttt import archives
 from evolving_ttt.al_khateeb import system as al_khateeb_system
 from evolving_ttt.al_khateeb.engine import load_evaluator
 from evolving_ttt.al_khateeb.study import study_tasks
+from evolving_ttt.benchmarks import BENCH_RESULTS, load_benchmark
 from evolving_ttt.cli import main
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.fogel.study import control_rows
@@ -39,7 +40,8 @@ from evolving_ttt.mohammadi import system as mohammadi_system
 from evolving_ttt.mohammadi.coevolution import MohammadiConfig
 from evolving_ttt.mohammadi.programs import ProgramPlayer
 from evolving_ttt.mohammadi.series import evolve_series, load_program, load_series, save_series
-from evolving_ttt.records import BENCH_RESULTS, DATA, STUDIES, load_benchmark, read_npz, save_npz
+from evolving_ttt.reading import read_npz
+from evolving_ttt.records import DATA, STUDIES, save_npz
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import sweep
 from evolving_ttt.tables import sweep_table

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from evolving_ttt import reading as rd
 from evolving_ttt import records as r
 
 
@@ -11,7 +12,7 @@ def test_outputs_and_readers_refuse_bad_paths_and_bad_files_with_a_value_error_n
     out = r.Output(p, "--out", ".json")
     assert out.temporary.exists()
     out.write_text('{"a": 1}')
-    assert r.read_json(p) == {"a": 1} and not out.temporary.exists()
+    assert rd.read_json(p) == {"a": 1} and not out.temporary.exists()
     with pytest.raises(ValueError, match="exists"):
         r.Output(p)
     with pytest.raises(ValueError, match="suffix"):
@@ -22,20 +23,20 @@ def test_outputs_and_readers_refuse_bad_paths_and_bad_files_with_a_value_error_n
         r.prepare_outputs({"--out": (tmp_path / "c.npz", None), "--champion": (tmp_path / "c.npz", None)})
     r.save_npz(tmp_path / "run.txt", {"x": np.arange(3)})
     assert (tmp_path / "run.txt").exists() and not (tmp_path / "run.txt.npz").exists()
-    assert r.read_npz(tmp_path / "run.txt", "run")["x"].tolist() == [0, 1, 2]
+    assert rd.read_npz(tmp_path / "run.txt", "run")["x"].tolist() == [0, 1, 2]
     (tmp_path / "bad.npz").write_bytes((tmp_path / "run.txt").read_bytes()[:40])
     with pytest.raises(ValueError, match="bad.npz"):
-        r.read_npz(tmp_path / "bad.npz", "run")
+        rd.read_npz(tmp_path / "bad.npz", "run")
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
     with pytest.raises(ValueError, match="deeper"):
-        r.read_json(tmp_path / "deep.json")
+        rd.read_json(tmp_path / "deep.json")
     (tmp_path / "big.json").write_text('{"w": 1e400}')
     with pytest.raises(ValueError, match="big.json"):
-        r.read_json(tmp_path / "big.json")
+        rd.read_json(tmp_path / "big.json")
     (tmp_path / "nan.json").write_text('{"w": NaN}')
     with pytest.raises(ValueError):
-        r.read_json(tmp_path / "nan.json")
-    f = r.Fields(p, {"a": np.array([1.0, np.nan]), "n": 3, "s": "x"}, "thing")
+        rd.read_json(tmp_path / "nan.json")
+    f = rd.Fields(p, {"a": np.array([1.0, np.nan]), "n": 3, "s": "x"}, "thing")
     with pytest.raises(ValueError, match="'a' holds NaN"):
         f.array("a")
     with pytest.raises(ValueError, match="'n' is 3"):
@@ -44,12 +45,12 @@ def test_outputs_and_readers_refuse_bad_paths_and_bad_files_with_a_value_error_n
         f.get("z")
     np.save(tmp_path / "one.npy", np.arange(3))
     with pytest.raises(ValueError, match="one array"):
-        r.read_npz(tmp_path / "one.npy", "run")
+        rd.read_npz(tmp_path / "one.npy", "run")
 
 
 def test_fields_check_known_provenance_by_type_when_present_and_leave_absent_fields_alone(tmp_path):
     # Issue 37: a field of the wrong type is refused by name, never read as absent (and replaced by a default).
-    f = r.Fields(tmp_path / "p.json", {"seed": "1", "config": [1, 2], "note": "x", "run": 3, "lines": ["a", 1]},
+    f = rd.Fields(tmp_path / "p.json", {"seed": "1", "config": [1, 2], "note": "x", "run": 3, "lines": ["a", 1]},
                  "player")  # fmt: skip
     with pytest.raises(ValueError, match=r"p\.json \(player\): field 'config' must be an object; it is a list"):
         f.config("config", dict)
@@ -64,4 +65,4 @@ def test_fields_check_known_provenance_by_type_when_present_and_leave_absent_fie
     for text, reason in (('{"a": NaN}', "NaN is not allowed"), ("[" * 300 + "]" * 300, "deeper than 200"),
                          ("{", "not valid JSON"), (b"{}", "not a JSON text")):  # fmt: skip
         with pytest.raises(ValueError, match=reason):
-            r.parse_json(text)
+            rd.parse_json(text)

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolving_ttt.records import read_npz, save_npz
+from evolving_ttt.reading import read_npz
+from evolving_ttt.records import save_npz
 from evolving_ttt.run_cache import RUN_CACHE_VARIABLE, RunCacheWarning, cached_run
 
 

@@ -63,17 +63,8 @@ from evolving_ttt.fogel.evolution import (
 )
 from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count, check_instance
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import (
-    SWEEP_PROVENANCE,
-    Fields,
-    check_path,
-    check_provenance,
-    json_text,
-    read_npz,
-    read_record,
-    save_npz,
-    write_checked,
-)
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_npz, read_record
+from evolving_ttt.records import check_path, check_provenance, json_text, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run
 
 
@@ -474,7 +465,7 @@ EVALUATOR_PROVENANCE = {
     "settings": {"experiment": AlKhateebConfig, "settings": AlKhateebConfig},
 }  # fmt: skip
 """The provenance fields of an evaluator file that :func:`load_evaluator` checks when present
-(:meth:`~evolving_ttt.records.Fields.provenance`): those of the book's TTT (chapter 15) and of a sweep's task;
+(:meth:`~evolving_ttt.reading.Fields.provenance`): those of the book's TTT (chapter 15) and of a sweep's task;
 ``player``, the reading a saved player plays with, is checked too."""
 
 

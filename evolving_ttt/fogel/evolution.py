@@ -38,7 +38,8 @@ from evolving_ttt.fogel.selection import (
 )
 from evolving_ttt.game import check_count, check_instance
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import Fields, check_path, read_npz, save_npz
+from evolving_ttt.reading import Fields, read_npz
+from evolving_ttt.records import check_path, save_npz
 from evolving_ttt.run_cache import cached_run
 
 

@@ -16,15 +16,8 @@ import numpy as np
 
 from evolving_ttt.game import EMPTY, X, check_count, check_instance, check_mark, legal_moves, network_input
 from evolving_ttt.numerics import fixed_matmul, sigmoid
-from evolving_ttt.records import (
-    SWEEP_PROVENANCE,
-    Fields,
-    check_path,
-    check_provenance,
-    json_text,
-    read_record,
-    write_checked,
-)
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_record
+from evolving_ttt.records import check_path, check_provenance, json_text, write_checked
 
 MIN_HIDDEN, MAX_HIDDEN = 1, 10
 """Bounds on the number of hidden nodes H (chapter 2)."""
@@ -326,7 +319,7 @@ NETWORK_PROVENANCE = {
     "settings": {"experiment": None, "settings": None},
 }  # fmt: skip
 """The provenance fields of a network file that :func:`load_network` checks when present
-(:meth:`~evolving_ttt.records.Fields.provenance`): those of a champion (chapter 7) and of a sweep's task. The
+(:meth:`~evolving_ttt.reading.Fields.provenance`): those of a champion (chapter 7) and of a sweep's task. The
 experiment's settings are checked to be an object only (``ExperimentConfig.from_dict`` reads them): the settings
 live in :mod:`evolving_ttt.fogel.evolution`, which builds on this module."""
 

@@ -60,7 +60,8 @@ from evolving_ttt.ling_lam.network import (
     nndtf_layout,
     training_positions,
 )
-from evolving_ttt.records import Fields, check_path, json_text, read_record, same_file, write_checked
+from evolving_ttt.reading import Fields, read_record
+from evolving_ttt.records import check_path, json_text, same_file, write_checked
 
 TAUS = (2.0, 0.5, 0.1, 0.02)
 """The widths of the blur, in units of ``8 y`` (one step of the move rule is 1), lowered stage by stage."""

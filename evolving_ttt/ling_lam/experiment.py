@@ -59,17 +59,8 @@ from evolving_ttt.ling_lam.network import (
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.records import (  # the careful file layer
-    SWEEP_PROVENANCE,
-    Fields,
-    check_path,
-    check_provenance,
-    json_text,
-    read_npz,
-    read_record,
-    save_npz,
-    write_checked,
-)
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_npz, read_record
+from evolving_ttt.records import check_path, check_provenance, json_text, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run  # the build's run cache, shared by all systems
 
 PAPER_FITNESS = {"nndtf": 0.9605, "baseline": 0.9456}
@@ -352,7 +343,7 @@ def _training_run(fields: Fields, name: Callable[[str], str], method: str, confi
 
 
 def _training_runs(path: Path, data: dict[str, np.ndarray]) -> dict[str, TrainingRun]:
-    """The runs in the arrays of a ``.npz`` file (as :func:`~evolving_ttt.records.read_npz` gives them), checked."""
+    """The runs in the arrays of a ``.npz`` file (as :func:`~evolving_ttt.reading.read_npz` gives them), checked."""
     fields = Fields(path, data, TRAINING_RUNS_KIND)
     listed = fields.text("methods")
     if not _METHOD_LIST.fullmatch(listed):

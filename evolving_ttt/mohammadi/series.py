@@ -40,7 +40,8 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
-from evolving_ttt.records import SWEEP_PROVENANCE, Fields, check_path, read_record, write_checked
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_record
+from evolving_ttt.records import check_path, write_checked
 from evolving_ttt.run_cache import cached_run
 
 GENERATION_STATISTICS = (
@@ -485,7 +486,7 @@ PROGRAM_PROVENANCE = {
                                                                           "settings": MohammadiConfig},
 }  # fmt: skip
 """The provenance fields of a saved program that :func:`load_program` checks when present
-(:meth:`~evolving_ttt.records.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task."""
+(:meth:`~evolving_ttt.reading.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task."""
 
 
 def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance) -> None:

@@ -39,6 +39,7 @@ def test_the_registry_holds_the_four_systems_in_the_books_order_and_each_speaks_
     assert paper == {"fogel": 20, "al-khateeb": 20, "ling-lam": 40, "mohammadi": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*SMALL, "hill-climber"])
 def test_every_system_passes_the_conformance_check_on_a_local_pool_and_a_dask_cluster(name, dask_address):
     system = HillClimber() if name == "hill-climber" else systems.get_system(name)
@@ -51,6 +52,7 @@ def test_every_registered_system_is_one_the_conformance_check_runs_in_make_test(
     assert [s.name for s in systems.registered_systems()] == list(SMALL)  # none added without a check above
 
 
+@pytest.mark.slow
 def test_fogels_batched_policy_tables_are_the_readable_ones(champion):
     from evolving_ttt.fogel import system as fogel
 
@@ -60,6 +62,7 @@ def test_fogels_batched_policy_tables_are_the_readable_ones(champion):
             assert np.array_equal(batched, readable)
 
 
+@pytest.mark.slow
 def test_the_readable_entry_points_take_a_scheduler_too(dask_address):
     from evolving_ttt.al_khateeb.engine import coevolve
     from evolving_ttt.fogel.evolution import evolve
@@ -102,6 +105,7 @@ def hill_climber():
     systems.unregister_system(system.name)
 
 
+@pytest.mark.slow
 def test_a_new_system_registered_from_outside_appears_everywhere_without_another_file_changing(
     hill_climber, tmp_path, capsys
 ):
@@ -150,6 +154,7 @@ OUTSIDE = {  # a system in a module the Dask workers cannot import: an object of
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", OUTSIDE)
 def test_a_system_registered_from_a_module_the_workers_cannot_import_runs_a_sweep_on_dask(
     kind, tmp_path, dask_address, monkeypatch
@@ -201,6 +206,7 @@ def test_a_readers_player_joins_the_catalogue_and_the_play_widget_and_leaves_aga
 # --- The command line: --scheduler local writes the same bits ------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -222,6 +228,7 @@ def test_a_command_on_a_local_dask_cluster_writes_exactly_the_same_file(argument
         assert json.loads(here.read_text())["seed"] == 3
 
 
+@pytest.mark.slow
 def test_a_scheduler_that_cannot_be_reached_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["evolve", "--trials", "1", "--generations", "1", "--out", str(tmp_path / "a.npz"), "--quiet",

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from evolving_ttt.game import O, X
-from evolving_ttt.kit import parse_setting, setting_text, settings_keys, with_settings
+from evolving_ttt.kit import parse_setting, setting_text, setting_value, settings_keys, with_settings
 from evolving_ttt.outcomes import check_policy
 from evolving_ttt.players import ArenaPlayer, Explanation
 from evolving_ttt.sweeps import sweep, sweep_player
@@ -88,9 +88,7 @@ def _settings_checks(system: Any, at: list[str]) -> Any:
     small = check_settings(system, system.SMALL_SETTINGS)
     at[0] = "sweep keys"
     for key, kind in settings_keys(system.PAPER_SETTINGS).items():
-        value = small
-        for part in key.split("."):
-            value = getattr(value, part)
+        value = setting_value(small, key)
         _require(parse_setting(setting_text(value), kind) == value, "sweep keys", system,
                  f"the setting {key} = {value!r} does not read back from its text {setting_text(value)!r}")  # fmt: skip
         _require(with_settings(small, {key: value}) == small, "sweep keys", system,
@@ -196,13 +194,8 @@ def _file_checks(system: Any, settings: Any, record: Any, suffix: str, folder: P
 def _sweep_checks(system: Any, settings: Any, players: list, folder: Path, seed: int, scheduler: object,
                   at: list[str]) -> None:  # fmt: skip
     at[0] = "sweep"
-    grid = {}
-    for key in settings_keys(system.PAPER_SETTINGS):
-        small, paper = settings, system.PAPER_SETTINGS
-        for part in key.split("."):
-            small, paper = getattr(small, part), getattr(paper, part)
-        if small != paper:
-            grid[key] = [setting_text(small)]
+    grid = {key: [setting_text(setting_value(settings, key))] for key in settings_keys(system.PAPER_SETTINGS)
+            if setting_value(settings, key) != setting_value(system.PAPER_SETTINGS, key)}  # fmt: skip
     places = [("local", 1, None)] + ([("Dask", 1, scheduler)] if scheduler is not None else [])
     for label, workers, where in places:
         db = folder / f"sweep-{label}.sqlite"

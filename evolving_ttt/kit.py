@@ -114,6 +114,13 @@ def kind_name(kind: Any) -> str:
     return {int: "a whole number", float: "a number", bool: "true or false", str: "a word"}.get(kind, str(kind))
 
 
+def setting_value(settings: Any, key: str) -> Any:
+    """The value of the setting at dotted path ``key`` (``mutation.weight_spread``) of a settings dataclass."""
+    for part in key.split("."):
+        settings = getattr(settings, part)
+    return settings
+
+
 def with_setting(settings: Any, key: str, value: Any) -> Any:
     """``settings`` with the setting at dotted path ``key`` replaced by ``value``; the settings check it."""
     return with_settings(settings, {key: value})
@@ -415,9 +422,7 @@ class SystemKit:
         """One option per setting, by its dotted path (``--tasks``, ``--mutation.spread``), typed as sweeps type
         them (:func:`settings_keys`); the default is the paper's value."""
         for key, kind in settings_keys(self.PAPER_SETTINGS).items():
-            default = self.PAPER_SETTINGS
-            for part in key.split("."):
-                default = getattr(default, part)
+            default = setting_value(self.PAPER_SETTINGS, key)
             parser.add_argument(f"--{key.replace('_', '-')}", dest=key, default=default,
                                 type=_setting_type(key, kind), metavar=key.rpartition(".")[2].upper(),
                                 help=f"the setting {key}: {kind_name(kind)}")  # fmt: skip

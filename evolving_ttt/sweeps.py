@@ -276,6 +276,7 @@ def remeasure(source: str | Path, target: str | Path, numerics: str | None = Non
 
 
 def _sweep_share(system: Any, share: list, progress: bool | str) -> list[dict]:
+    system = resolve_system(system)  # once per share: a system sent by value is unpickled here
     return [run_sweep_task(system, item) for item in share]
 
 

@@ -237,8 +237,8 @@ from evolving_ttt.verdicts import (
     CATEGORIES, Sample, Measure, Cell, Bound, Claim, Verdict, verdict, verdict_text, interval_text,
 )
 from evolving_ttt.studies import (
-    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, plot_intervals, all_claims, at_a_glance, glance_markdown,
-    findings_markdown, systems_without_claims,
+    GLANCE_COLUMNS, GLANCE_HEADINGS, rerun_check, BuildCheck, build_check, BUILD_CHECK_SECONDS, plot_intervals,
+    all_claims, at_a_glance, glance_markdown, findings_markdown, systems_without_claims,
 )
 from evolving_ttt.fogel.study import (
     CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_claims,

@@ -226,7 +226,8 @@ def _add_sweep_parser(commands, systems) -> None:
     sweep_cmd = commands.add_parser(
         "sweep", help="a grid of settings of any system over many seeds, kept in SQLite",
         description="Sweep any setting of any system over many seeds (chapter 20): run a grid into a SQLite "
-                    "database (resumable), count what is done, or export one row per task as CSV.",
+                    "database (resumable), count what is done, re-run recorded tasks to check their bits, or "
+                    "export one row per task as CSV.",
     )  # fmt: skip
     actions = sweep_cmd.add_subparsers(dest="action", required=True)
     run = actions.add_parser(
@@ -257,6 +258,16 @@ def _add_sweep_parser(commands, systems) -> None:
                                              "arena's yardsticks over its tasks, with its 95% bootstrap interval "
                                              "and the number of tasks (chapter 20).")  # fmt: skip
     summary.add_argument("--db", required=True, help="the sweep's SQLite file (read, never written)")
+    check = actions.add_parser("check", help="re-run recorded tasks and check that they give the same bits",
+                               description="Re-run the tasks recorded in --db (all, or --tasks of them evenly "
+                                           "spread) and check every measure and saved player against the "
+                                           "database to the bit (chapter 20); the first difference is an error.")
+    check.add_argument("--db", required=True, help="the sweep's SQLite file (read, never written)")
+    check.add_argument("--tasks", type=whole_number, default=None,
+                       help="how many tasks: the first recorded, the last and the ones evenly between (default: all)")
+    check.add_argument("--workers", type=whole_number, default=None, help="local processes (default: all cores)")
+    check.add_argument("--scheduler", default=None, help="'local' or the address of a Dask scheduler")
+    check.add_argument("--quiet", action="store_true", help="no progress bar")
     export = actions.add_parser("export", help="write the sweep's table, one row per task, as CSV",
                                 description="Write the sweep's table as CSV: one row per task, its settings and "
                                             "its measures (chapter 20).")  # fmt: skip
@@ -442,7 +453,7 @@ def system_command(system, args: argparse.Namespace, outputs: list[Output] | Non
 
 
 def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
-    """``sweep run``, ``sweep status``, ``sweep summary`` and ``sweep export`` (chapter 20)."""
+    """``sweep run``, ``sweep status``, ``sweep summary``, ``sweep check`` and ``sweep export`` (chapter 20)."""
     from evolving_ttt.store import SweepStore
     from evolving_ttt.sweeps import check_sweep_size, parse_grid, status_line, sweep, sweep_definition, sweep_table
     from evolving_ttt.sweeps import sweep_summary as summary_text
@@ -453,6 +464,21 @@ def _sweep_command(args: argparse.Namespace, outputs: list[Output]) -> int:
         return 0
     if args.action == "summary":
         print(summary_text(check_input_file(args.db, "--db")))
+        return 0
+    if args.action == "check":
+        from evolving_ttt.studies import rerun_check
+
+        db = check_input_file(args.db, "--db")
+        with SweepStore(db) as store:
+            definition, tasks = store.definition, len(store.done())
+        system = get_system(definition["system"])
+        workers = min(args.workers if args.workers is not None else default_workers(), max(tasks, 1))
+        scheduler = check_scheduler(args.scheduler)
+        if scheduler is None:
+            needed = max(system.estimated_memory(cell, 1) for cell in check_sweep_size(system, definition)) * workers
+            check_memory(needed, f"sweep check of {db} on {workers} worker(s)", advice="Use fewer workers.")
+        report = rerun_check(db, count=args.tasks, workers=workers, scheduler=scheduler, progress=not args.quiet)
+        print(f"{counted(len(report), 'task')} re-run: every measure and player the same bits as recorded")
         return 0
     if args.action == "export":
         (csv,) = check_output_paths({"--csv": (args.csv, ".csv")}, args.force, {"--db": args.db}).values()

@@ -275,7 +275,9 @@ def remeasure(source: str | Path, target: str | Path, numerics: str | None = Non
     return len(rows)
 
 
-def _sweep_share(system: Any, share: list, progress: bool | str) -> list[dict]:
+def sweep_share(system: Any, share: list, progress: bool | str) -> list[dict]:
+    """Run the tasks ``(cell, seed, task, settings)`` of ``share`` on a worker (:func:`run_sweep_task`); ``system``
+    is a name or a :func:`~evolving_ttt.systems.system_reference`."""
     system = resolve_system(system)  # once per share: a system sent by value is unpickled here
     return [run_sweep_task(system, item) for item in share]
 
@@ -342,7 +344,7 @@ def sweep(
 
         with TaskRunner(workers, scheduler) as runner:
             # The reference players are tabulated once, before the local workers are forked.
-            work = partial(_sweep_share, system_reference(system))
+            work = partial(sweep_share, system_reference(system))
             runner.map(work, items, progress, f"sweep {system.name}", reference_players, record)
         if progress:
             print(status_line(store))

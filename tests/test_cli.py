@@ -3,6 +3,7 @@
 import json
 import math
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -334,6 +335,16 @@ def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["sweep", "summary", "--db", str(tmp_path / "missing.sqlite")])
     assert db.read_bytes() == before
+    # sweep check re-runs the recorded tasks, here on two processes, and finds them the same; a changed player is
+    # one line naming the task.
+    assert main(["sweep", "check", "--db", str(db), "--workers", "2", "--quiet"]) == 0
+    assert capsys.readouterr().out == "4 tasks re-run: every measure and player the same bits as recorded\n"
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE tasks SET player = player || ' ' WHERE cell=0 AND seed=2")
+    assert main(["sweep", "check", "--db", str(db), "--tasks", "2", "--workers", "1", "--quiet"]) == 0
+    with pytest.raises(SystemExit):
+        main(["sweep", "check", "--db", str(db), "--workers", "1", "--quiet"])
+    assert "task (0, 2, 0) gives another player than recorded" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

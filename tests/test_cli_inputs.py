@@ -66,7 +66,7 @@ FOLDERS = ("{tmp}", "{tmp}/missing", "{tmp}/old.json", "/proc", "{tmp}/full", "{
 VALUES = {
     "--trials": numbers(), "--generations": numbers(), "--parents": numbers("6", "7"), "--runs": numbers(),
     "--seeds": numbers(), "--iterations": numbers("500"), "--population": numbers("8", "12"),
-    "--seeds-kept": numbers(), "--workers": numbers(), "--seed": numbers(),
+    "--seeds-kept": numbers(), "--workers": numbers(), "--seed": numbers(), "--tasks": numbers(),
     "--out": OUTPUT_PATHS, "--champion": OUTPUT_PATHS, "--json": OUTPUT_PATHS, "--csv": OUTPUT_PATHS,
     "--db": DATABASES, "--data-dir": FOLDERS, "network": NETWORKS,
     "--payoff": ("1,-10,0", "1,-1,0", "1,2", "a,b,c", "1,nan,0", "1e400,0,0", ""),
@@ -132,7 +132,7 @@ def vector(choose, tmp: Path) -> list[str]:
         for key, value in cells.items():
             argv += ["--set", f"{key}={value}"]
         argv += ["--seeds", "1", "--db", "{tmp}/new.sqlite", "--workers", "1", "--quiet"]
-    elif name in ("sweep status", "sweep export"):
+    elif name in ("sweep status", "sweep export", "sweep check"):
         argv += ["--db", "{tmp}/sweep.sqlite"]
         if name == "sweep export":
             argv += ["--csv", "{tmp}/new.csv"]

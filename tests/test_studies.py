@@ -85,6 +85,43 @@ def test_a_rerun_gives_the_recorded_bits_and_any_changed_bit_is_caught(small_swe
         studies.rerun_check(changed, keys=[(1, 2, 0)])
     with pytest.raises(ValueError, match="count"):
         studies.rerun_check(db, count=0)
+    # Every task (count=None) on two local processes: the rows come back in the order of the keys.
+    every = studies.rerun_check(db, count=None, workers=2)
+    assert list(zip(every["cell"], every["seed"], strict=True)) == [(c, s) for c in (0, 1) for s in (1, 2, 3)]
+
+
+def test_the_build_check_takes_the_cheapest_tasks_within_its_budget(small_sweep, monkeypatch):
+    db, table = small_sweep
+    # Three studies that are one small sweep, read with known recorded times: the keys given first, then each
+    # study's cheapest task in the order of its time, while the sum stays within the budget.
+    times = {"a": [5.0, 1.0, 9.0, 2.0, 2.0, 2.0], "b": [3.0, 0.5, 4.0, 4.0, 4.0, 4.0], "c": [7.0] * 6}
+
+    def study_table(name):
+        found = table.copy()
+        found["wall_time"] = times[name]
+        return found
+
+    monkeypatch.setattr(tables, "study_table", study_table)
+    monkeypatch.setattr(tables, "study_path", lambda name: db)
+    check = studies.build_check(["a", "b", "c"], seconds=7.2, keys={"c": [(1, 3, 0)]})
+    keys = list(zip(check.reruns["study"], check.reruns["cell"], check.reruns["seed"], strict=True))
+    assert keys == [("c", 1, 3)] and check.left == {"b": 0.5, "a": 1.0} and check.reruns["same"].all()
+    check = studies.build_check(["a", "b", "c"], seconds=9.0)
+    keys = list(zip(check.reruns["study"], check.reruns["cell"], check.reruns["seed"], strict=True))
+    assert keys == [("a", 0, 2), ("b", 0, 2), ("c", 0, 1)] and check.left == {}
+    assert list(check.reruns["recorded"]) == [1.0, 0.5, 7.0]
+    text = check.text()
+    assert "a: task (cell 0, seed 2, task 0) re-run, same bits: True (recorded 1.0 s)" in text
+    assert "3 tasks of 3 databases, 8.5 s recorded (budget 9 s)" in text and "left to" not in text
+    left = studies.build_check(["a", "b", "c"], seconds=7.0, keys={"c": [(0, 1, 0)]}).text()
+    assert "left to the command line (their cheapest task recorded): b (0.5 s), a (1.0 s)\nevery task" in left
+    for bad, message in ((0, "seconds"), (-1.0, "seconds"), ("9", "seconds")):
+        with pytest.raises(ValueError, match=message):
+            studies.build_check(["a"], seconds=bad)
+    with pytest.raises(ValueError, match="not in names: d"):
+        studies.build_check(["a"], seconds=9.0, keys={"d": [(0, 1, 0)]})
+    with pytest.raises(ValueError, match=r"no task .* \(0, 9, 0\)"):
+        studies.build_check(["a"], seconds=9.0, keys={"a": [(0, 9, 0)]})
 
 
 def test_plot_intervals_draws_means_with_their_bars(small_sweep):

@@ -83,8 +83,9 @@ test: $(STAMP)
 	$(MAKE) $(NO_EXECUTE)
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
-	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason.
-	$(PY) -m pytest -p no:nbval -rs tests/browser
+	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason. Two
+	# processes, each with its own browser: most of their time is waiting for pages.
+	$(PY) -m pytest -p no:nbval -rs -n 2 tests/browser
 
 # The quick check while working: the unit tests not marked slow (pyproject.toml's markers), on two processes; every
 # module of evolving_ttt is still exercised. make test runs them all, with the notebooks and the browser tests.

@@ -249,7 +249,7 @@ from evolving_ttt.al_khateeb.search import (
     leaf_value, minimax_value, search_values, alpha_beta, search_move, search_player, search_positions, search_tables,
 )
 from evolving_ttt.al_khateeb.robust import (
-    search_game, search_round_robin, hall_of_fame_points, coevolve_general_readable,
+    hall_of_fame_points, coevolve_general_readable,
 )
 from evolving_ttt.al_khateeb.study import (
     STUDY_SWEEPS as AL_KHATEEB_STUDIES,

@@ -23,7 +23,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     round_robin_results,
 )
 from evolving_ttt.al_khateeb.results import evaluator_moves, evaluator_policy
-from evolving_ttt.al_khateeb.robust import coevolve_general_readable, hall_of_fame_points, search_round_robin
+from evolving_ttt.al_khateeb.robust import coevolve_general_readable, hall_of_fame_points
 from evolving_ttt.al_khateeb.search import (
     alpha_beta,
     leaf_value,
@@ -172,12 +172,12 @@ def test_the_general_readable_code_is_chapter_14s_with_the_papers_settings():
         general, paper = coevolve_general_readable(config, 31, run), coevolve_readable(config, 31, run)
         assert all(np.array_equal(getattr(general, name), getattr(paper, name)) for name in RECORD)
     population = random_evaluators(np.random.default_rng(3), 5)
-    assert np.array_equal(search_round_robin(population), round_robin_results(population))
+    assert np.array_equal(round_robin_results(population, move=search_move), round_robin_results(population))
 
 
 def test_hall_of_fame_points_count_both_sides(networks):
     points = hall_of_fame_points(networks[:2], networks[2:], OnePlySettings(winning_moves="rules"))
-    results = search_round_robin(networks, OnePlySettings(winning_moves="rules"))
+    results = round_robin_results(networks, OnePlySettings(winning_moves="rules"), search_move)
     expected = [sum(int(results[i, j]) - int(results[j, i]) for j in (2, 3)) for i in (0, 1)]
     assert points.tolist() == expected
 

@@ -251,22 +251,30 @@ def self_adaptive_mutation(
     return weights + new_steps * weight_normals, new_steps
 
 
+Mover = Callable[[np.ndarray, np.ndarray, "OnePlySettings"], int]
+"""How an evaluator picks its move: ``move(weights, board, settings) -> square``, such as :func:`one_ply_move`."""
+
+
 def coevolution_game(
-    x_weights: np.ndarray, o_weights: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
+    x_weights: np.ndarray, o_weights: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY, move: Mover = one_ply_move
 ) -> tuple[int, list[int]]:
-    """Play one game between two evaluators; returns ``(winner, moves)``, winner +1 X, -1 O, 0 draw (chapter 14)."""
+    """Play one game between two evaluators; returns ``(winner, moves)``, winner +1 X, -1 O, 0 draw (chapter 14).
+
+    Each picks its moves with ``move``: one ply here, a deeper search in chapter 21."""
     board = np.zeros(9, dtype=np.int8)
     moves = []
     while not is_game_over(board):
         weights = x_weights if player_to_move(board) == X else o_weights
-        square = one_ply_move(weights, board, settings)
+        square = move(weights, board, settings)
         board = play(board, square)
         moves.append(square)
     return winner(board), moves
 
 
-def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """Every network plays every other once as X and once as O (chapter 14).
+def round_robin_results(
+    population: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY, move: Mover = one_ply_move
+) -> np.ndarray:
+    """Every network plays every other once as X and once as O, picking its moves with ``move`` (chapter 14).
 
     Returns ``results[i, j]``: the winner (+1 X, -1 O, 0 draw) of the game with network ``i`` as X and
     ``j`` as O; the diagonal is 0. With 20 networks that is 380 games.
@@ -274,13 +282,13 @@ def round_robin_results(population: np.ndarray, settings: OnePlySettings = PAPER
     population = check_weights(population, "population")
     if population.ndim != 2:
         raise ValueError(f"population must have shape (networks, {EVALUATOR_WEIGHTS}); got {population.shape}")
-    _settings(settings, "settings")
+    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")  # the move function checks its depth
     n = population.shape[0]
     results = np.zeros((n, n), dtype=np.int8)
     for i in range(n):
         for j in range(n):
             if i != j:
-                results[i, j] = coevolution_game(population[i], population[j], settings)[0]
+                results[i, j] = coevolution_game(population[i], population[j], settings, move)[0]
     return results
 
 
@@ -498,8 +506,12 @@ def _numbers(value: object, name: str) -> None:
         raise ValueError(f"{name} must be an array of numbers; got {value!r:.60}")
 
 
-def _settings(value: object, name: str) -> None:
+def _settings_type(value: object, name: str) -> None:
     check_instance(value, OnePlySettings, name, "a OnePlySettings")
+
+
+def _settings(value: object, name: str) -> None:
+    _settings_type(value, name)
     if value.depth != 1:
         raise ValueError(f"{name}: this function searches one ply; for depth {value.depth} use "
                          "evolving_ttt.al_khateeb.search (search_values, search_move)")  # fmt: skip
@@ -538,7 +550,7 @@ def _checked(function: Callable, **checks: Callable[[object, str], None]) -> Cal
 
 evaluate_boards = _checked(evaluate_boards, boards=_numbers)
 move_values = _checked(move_values, board=_numbers, settings=_settings)
-coevolution_game = _checked(coevolution_game, settings=_settings)
+coevolution_game = _checked(coevolution_game, settings=_settings_type)  # the move function checks the depth
 self_adaptive_mutation = _checked(self_adaptive_mutation, weights=_numbers, steps=_numbers,
                                   step_normals=_numbers, weight_normals=_numbers)  # fmt: skip
 round_robin_totals = _checked(round_robin_totals, results=_numbers)

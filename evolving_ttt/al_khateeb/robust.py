@@ -30,45 +30,18 @@ from evolving_ttt.al_khateeb.evaluator import (
     AlKhateebConfig,
     OnePlySettings,
     ReadableRun,
-    check_weights,
+    coevolution_game,
     draw_coevolution,
     random_evaluators,
     rank_population,
+    round_robin_results,
     round_robin_totals,
     self_adaptive_mutation,
     trial_generators,
 )
 from evolving_ttt.al_khateeb.search import search_move
 from evolving_ttt.fogel.evolution import check_seed
-from evolving_ttt.game import X, check_instance, is_game_over, play, player_to_move, winner
-
-
-def search_game(
-    x_weights: np.ndarray, o_weights: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY
-) -> tuple[int, list[int]]:
-    """One game between two evaluators searching ``settings.depth`` plies: ``(winner, moves)`` (chapter 21)."""
-    board = np.zeros(9, dtype=np.int8)
-    moves = []
-    while not is_game_over(board):
-        weights = x_weights if player_to_move(board) == X else o_weights
-        square = search_move(weights, board, settings)
-        board = play(board, square)
-        moves.append(square)
-    return winner(board), moves
-
-
-def search_round_robin(population: np.ndarray, settings: OnePlySettings = PAPER_ONE_PLY) -> np.ndarray:
-    """Every network against every other, once as X and once as O: ``results[i, j]`` the winner of ``i`` (X)
-    against ``j`` (O), as :func:`evolving_ttt.al_khateeb.evaluator.round_robin_results` (chapter 21)."""
-    population = check_weights(population, "population")
-    check_instance(settings, OnePlySettings, "settings", "a OnePlySettings")
-    n = len(population)
-    results = np.zeros((n, n), dtype=np.int8)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                results[i, j] = search_game(population[i], population[j], settings)[0]
-    return results
+from evolving_ttt.game import check_instance
 
 
 def hall_of_fame_points(
@@ -79,8 +52,8 @@ def hall_of_fame_points(
     points = np.zeros(len(population), dtype=np.int64)
     for i, network in enumerate(population):
         for champion in champions:
-            points[i] += search_game(network, champion, settings)[0]  # as X: X's win is +1
-            points[i] -= search_game(champion, network, settings)[0]  # as O: X's win is -1
+            points[i] += coevolution_game(network, champion, settings, search_move)[0]  # as X: X's win is +1
+            points[i] -= coevolution_game(champion, network, settings, search_move)[0]  # as O: X's win is -1
     return points
 
 
@@ -103,7 +76,7 @@ def coevolve_general_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: 
     best_ids, mean_step = np.zeros(g_count, dtype=np.int64), np.zeros(g_count)
     for g in range(g_count):
         draws = draw_coevolution(rng, config)
-        totals[g] = round_robin_totals(search_round_robin(weights, config.player))
+        totals[g] = round_robin_totals(round_robin_results(weights, config.player, search_move))
         mean_step[g] = steps.mean()
         fitness = totals[g].copy()
         if config.hall_of_fame and g > 0:  # champions of earlier generations, drawn with replacement

@@ -14,6 +14,9 @@ PY       := $(VENV)/bin/python
 PIP      := $(PY) -m pip
 RUFF     := $(VENV)/bin/ruff
 JB       := $(VENV)/bin/jupyter-book
+JCACHE   := $(VENV)/bin/jcache
+# The book's notebooks: every chapter the table of contents lists (play_app.ipynb is the app of `make play`).
+CHAPTERS := $(filter-out book/play_app.ipynb,$(wildcard book/*.ipynb))
 STAMP    := $(VENV)/.installed
 HTML     := _build/html/index.html
 # Chapters that need the same experiment share it (ttt_helpers.run_experiment): each run is computed once and
@@ -65,6 +68,11 @@ book-fresh: $(STAMP)
 		rm -rf $(CACHE) $(RUNS) _build/html _build/.doctrees _build/jupyter_execute; \
 		echo "$$sum" > $(CODE_SUM); \
 	fi
+	# The chapters not yet in the cache are executed on two processes by jupyter-cache's parallel executor; the
+	# build then takes every chapter's outputs from the cache (a chapter that failed there is executed again by the
+	# build, which stops at its error).
+	yes | $(JCACHE) notebook -p $(CACHE) add $(CHAPTERS) > /dev/null
+	$(JCACHE) project -p $(CACHE) execute --executor local-parallel --timeout 600 --verbosity WARNING
 	$(JB) build .
 	@echo "Book built, every chapter executed: file://$(CURDIR)/$(HTML)"
 

@@ -75,8 +75,9 @@ from evolving_ttt.fogel.network import (
 )
 
 # Chapter 6: evolution (book/06_evolution.ipynb)
+from evolving_ttt.seeds import MAX_SEED, check_seed, trial_generators
 from evolving_ttt.fogel.evolution import (
-    ExperimentConfig, PAPER_EXPERIMENT, trial_generators, EvolutionRun, merge_runs, keep_freed_memory, evolve,
+    ExperimentConfig, PAPER_EXPERIMENT, EvolutionRun, merge_runs, keep_freed_memory, evolve,
     POPULATION_FIELDS, save_run, load_run, run_experiment,
 )
 

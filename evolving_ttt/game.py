@@ -391,3 +391,17 @@ def check_instance(value: object, kind: type | tuple[type, ...], name: str, expe
     """
     if not isinstance(value, kind):
         raise ValueError(f"{name} must be {expected}; got {type(value).__name__} {value!r:.60}")
+
+
+def check_numbers(numbers: Sequence[int], name: str) -> list[int]:
+    """``numbers`` as a list of ``int``, or ``ValueError`` naming ``name`` unless it is a sequence of whole
+    numbers (trial or run numbers) (chapter 6)."""
+    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (Sequence, np.ndarray)):
+        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
+    if not all(not isinstance(n, bool) and isinstance(n, (int, np.integer)) for n in numbers):
+        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
+    return [int(n) for n in numbers]
+
+
+MEMORY_ESTIMATE_CAP = 2**62
+"""The largest memory estimate given, in bytes: far beyond any machine, so any larger run is refused alike."""

@@ -316,3 +316,17 @@ def read_record(path: str | Path, file_format: str, kind: str, version: int = 1)
     if record.get("version") != version:
         raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version {version}")
     return record
+
+
+def check_record_format(fields: Fields, file_format: str, version: int, hint: str = "") -> None:
+    """Check the ``format`` and ``version`` arrays of an ``.npz`` record (chapter 6).
+
+    A record without either is of version 0, written before records named their format, and is read as
+    version 1 (the arrays are the same). ``hint`` is added to the error when the format is another one.
+    """
+    if not fields.has("format") and not fields.has("version"):
+        return
+    found = fields.text("format")
+    if found != file_format:
+        raise fields.fail("format", f"is {found!r}; expected {file_format!r}{hint}")
+    fields.integer("version", version, version)

@@ -244,3 +244,14 @@ def save_npz(path: str | Path, arrays: dict[str, np.ndarray], what: str = "recor
                          f"reads ({NPZ_EXPANDED_LIMIT:,})")  # fmt: skip
     return _write_verified(path, what, lambda handle: np.savez_compressed(handle, **arrays),
                            lambda temporary: check_npz(temporary, what), "read_npz")  # fmt: skip
+
+
+def record_arrays(path: Path, values: dict[str, object], kind: str) -> dict[str, np.ndarray]:
+    """``values`` as the arrays a saver writes, each converted once (``ValueError`` naming the one that cannot)."""
+    arrays = {}
+    for name, value in values.items():
+        try:
+            arrays[name] = np.asarray(value)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(f"{path} was not written: the {kind}'s {name} is not a regular array") from None
+    return arrays

@@ -53,6 +53,7 @@ import numpy as np
 from evolving_ttt.game import check_instance
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.players import ArenaPlayer, Explanation
+from evolving_ttt.seeds import check_seed
 
 
 @runtime_checkable
@@ -355,12 +356,6 @@ def registry_version() -> int:
 # --- The generic operations ----------------------------------------------------------------------------
 
 
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0; got {seed!r}")
-    return int(seed)
-
-
 def check_settings(system: Any, settings: Any) -> Any:
     """The one check of a system's settings before any work starts (issue 37): ``settings`` must be the system's
     ``Settings``, and are built again so that the system's own checks run on the values they hold now.
@@ -403,7 +398,7 @@ def run_tasks(
     """
     check_system(system)
     settings = check_settings(system, settings)
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     count = system.task_count(settings)
     chosen = list(range(count)) if tasks is None else [int(t) for t in tasks]
     if not chosen or any(not 0 <= t < count for t in chosen) or len(set(chosen)) != len(chosen):
@@ -426,7 +421,7 @@ def run_system(
     may take hours: it is never a default), merged into the system's record (chapter 25)."""
     system = get_system(system) if isinstance(system, str) else check_system(system)
     results = run_tasks(system, settings, seed, None, workers, scheduler, progress)
-    return system.merge(settings, _check_seed(seed), results)
+    return system.merge(settings, check_seed(seed), results)
 
 
 def player_from_file(path: str | Path, name: str | None = None) -> ArenaPlayer:

@@ -19,6 +19,7 @@ LAYERS = {
     "evolving_ttt.archives": -1,  # reading .npz archives, below the file layer that re-exports it
     "evolving_ttt.game": 0,
     "evolving_ttt.numerics": 0,
+    "evolving_ttt.seeds": 0.1,  # a run's seed and one generator per trial, for every system
     "evolving_ttt.records": 0,  # writing files whole
     "evolving_ttt.reading": 0,  # reading files with checks
     "evolving_ttt.benchmarks": 0.2,  # the benchmarks' figures files, read and written through the two above

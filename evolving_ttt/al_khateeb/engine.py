@@ -53,19 +53,23 @@ from evolving_ttt.al_khateeb.evaluator import (
     trial_generators,
 )
 from evolving_ttt.al_khateeb.search import move_tables, search_positions
-from evolving_ttt.fogel.evolution import (
-    MAX_SEED,
+from evolving_ttt.game import (
+    MARK_DIGIT,
     MEMORY_ESTIMATE_CAP,
+    N_BOARDS,
+    POWERS_OF_3,
+    O,
+    X,
+    board_tables,
+    check_count,
+    check_instance,
     check_numbers,
-    check_record_format,
-    check_seed,
-    record_arrays,
 )
-from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, X, board_tables, check_count, check_instance
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_npz, read_record
-from evolving_ttt.records import check_path, check_provenance, json_text, save_npz, write_checked
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record
+from evolving_ttt.records import check_path, check_provenance, json_text, record_arrays, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run
+from evolving_ttt.seeds import MAX_SEED, check_seed
 
 
 @cache

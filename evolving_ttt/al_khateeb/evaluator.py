@@ -27,7 +27,6 @@ from itertools import pairwise
 
 import numpy as np
 
-from evolving_ttt.fogel.evolution import check_seed, trial_generators  # one generator per run, as for Fogel's
 from evolving_ttt.game import (
     Player,
     X,
@@ -41,6 +40,7 @@ from evolving_ttt.game import (
     winner,
 )
 from evolving_ttt.numerics import exp, tanh
+from evolving_ttt.seeds import check_seed, trial_generators  # one generator per run, as for Fogel's trials
 
 EVALUATOR_LAYERS = (9, 5, 3, 1)
 """Nodes per layer of Al-Khateeb's evaluator: 9 inputs, hidden layers of 5 and 3, one output (chapter 14)."""

@@ -40,8 +40,8 @@ from evolving_ttt.al_khateeb.evaluator import (
     trial_generators,
 )
 from evolving_ttt.al_khateeb.search import search_move
-from evolving_ttt.fogel.evolution import check_seed
 from evolving_ttt.game import check_instance
+from evolving_ttt.seeds import check_seed
 
 
 def hall_of_fame_points(

@@ -36,11 +36,12 @@ from evolving_ttt.fogel.selection import (
     generation_step,
     take_networks,
 )
-from evolving_ttt.game import check_count, check_instance
+from evolving_ttt.game import MEMORY_ESTIMATE_CAP, check_count, check_instance, check_numbers
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.reading import Fields, read_npz
-from evolving_ttt.records import check_path, save_npz
+from evolving_ttt.reading import Fields, check_record_format, read_npz
+from evolving_ttt.records import check_path, record_arrays, save_npz
 from evolving_ttt.run_cache import cached_run
+from evolving_ttt.seeds import MAX_SEED, check_seed, trial_generators
 
 
 @dataclass(frozen=True)
@@ -104,28 +105,6 @@ class ExperimentConfig:
 
 PAPER_EXPERIMENT = ExperimentConfig()
 """Fogel's experiment: 50 parents, 800 generations, 20 trials, the paper's rules (chapter 6)."""
-
-
-MAX_SEED = 2**63 - 1
-"""The largest seed of a run: a run record stores its seed as a 64-bit integer (chapter 6)."""
-
-
-def check_seed(seed: int, name: str = "seed") -> int:
-    """``seed`` as an ``int``, or ``ValueError`` naming ``name`` unless it is a whole number from 0 to
-    :data:`MAX_SEED` (chapter 6)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be a whole number >= 0; got {seed!r:.60} (the largest seed is 2**63 - 1)")
-    return int(seed)
-
-
-def trial_generators(seed: int, trials: int) -> list[np.random.Generator]:
-    """One independent random generator per trial, spawned from ``seed`` (chapter 6).
-
-    Trial ``t`` draws only from its own generator, so its run is the same whether it is run alone or
-    alongside others.
-    """
-    seed = check_seed(seed)
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(check_count(trials, "trials"))]
 
 
 @dataclass(frozen=True)
@@ -294,23 +273,10 @@ def evolve(
     )
 
 
-def check_numbers(numbers: Sequence[int], name: str) -> list[int]:
-    """``numbers`` as a list of ``int``, or ``ValueError`` naming ``name`` unless it is a sequence of whole
-    numbers (trial or run numbers) (chapter 6)."""
-    if isinstance(numbers, (str, bytes)) or not isinstance(numbers, (Sequence, np.ndarray)):
-        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
-    if not all(not isinstance(n, bool) and isinstance(n, (int, np.integer)) for n in numbers):
-        raise ValueError(f"{name} must be a list of whole numbers; got {numbers!r:.60}")
-    return [int(n) for n in numbers]
-
-
 def _evolve_share(config: ExperimentConfig, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
     """One worker's share of :func:`evolve`: these trials, in this process."""
     return evolve(config, seed, progress, trials, 1, record_best)
 
-
-MEMORY_ESTIMATE_CAP = 2**62
-"""The largest memory estimate given, in bytes: far beyond any machine, so any larger run is refused alike."""
 
 RECORDED_NETWORK_BYTES = 8 * (N_WEIGHTS_PADDED + 1)
 """Bytes of one padded network kept in a run's record (199 weights and biases, and its hidden count)."""
@@ -352,31 +318,6 @@ RUN_KIND = "Fogel run record"
 
 _PADDED_SHAPES = {"hidden_weights": (MAX_HIDDEN, 9), "hidden_bias": (MAX_HIDDEN,), "output_weights": (9, MAX_HIDDEN),
                   "output_bias": (9,)}  # fmt: skip
-
-
-def check_record_format(fields: Fields, file_format: str, version: int, hint: str = "") -> None:
-    """Check the ``format`` and ``version`` arrays of an ``.npz`` record (chapter 6).
-
-    A record without either is of version 0, written before records named their format, and is read as
-    version 1 (the arrays are the same). ``hint`` is added to the error when the format is another one.
-    """
-    if not fields.has("format") and not fields.has("version"):
-        return
-    found = fields.text("format")
-    if found != file_format:
-        raise fields.fail("format", f"is {found!r}; expected {file_format!r}{hint}")
-    fields.integer("version", version, version)
-
-
-def record_arrays(path: Path, values: dict[str, object], kind: str) -> dict[str, np.ndarray]:
-    """``values`` as the arrays a saver writes, each converted once (``ValueError`` naming the one that cannot)."""
-    arrays = {}
-    for name, value in values.items():
-        try:
-            arrays[name] = np.asarray(value)
-        except (ValueError, TypeError, OverflowError):
-            raise ValueError(f"{path} was not written: the {kind}'s {name} is not a regular array") from None
-    return arrays
 
 
 def _read_population(fields: Fields, prefix: str, batch: tuple[int, ...]) -> Population:

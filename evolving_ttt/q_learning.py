@@ -4,9 +4,8 @@ OpenSpiel's ``open_spiel.python.algorithms.tabular_qlearner.QLearner`` (version 
 Q-learner, the yardstick of learning beside the book's evolved players. It is slow (a Python dictionary keyed by the
 printed observation, an ``rl_environment`` step per move) and it draws from numpy's global random state. This module
 does the same learning over the book's board index, with its random numbers from a :class:`numpy.random.Generator`
-passed in,
-and ``tests/test_q_learning.py`` checks that it ends with the same Q-table, to the bit, as OpenSpiel's on the same
-random numbers.
+passed in, and ``tests/test_q_learning.py`` checks that it ends with the same Q-table, to the bit, as OpenSpiel's on
+the same random numbers.
 
 What OpenSpiel's learner does, and this module repeats operation for operation:
 

@@ -40,12 +40,12 @@ from evolving_ttt.game import (
 )
 
 # Chapter 3: the near-perfect opponent (book/03_the_opponent.ipynb)
-from evolving_ttt.fogel.opponent import (
+from evolving_ttt.rule_base import (
     GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME, OpponentRules, PAPER_RULES, rule_candidates, split_uniform,
     uniform_index, pick_uniform, near_perfect_move_given, near_perfect_move, first_reply_square, play_game,
-    play_protocol, random_player, network_player, OpponentTables, opponent_tables, choice_positions,
-    near_perfect_moves,
+    play_protocol, random_player, OpponentTables, opponent_tables, choice_positions, near_perfect_moves,
 )
+from evolving_ttt.fogel.network import network_player
 from evolving_ttt.game import (
     check_probability, Player,
 )
@@ -65,10 +65,11 @@ from evolving_ttt.fogel.mutation import (
 )
 
 # Chapter 5: scoring and selection (book/05_selection.ipynb)
+from evolving_ttt.fogel_score import PAPER_PAYOFF, check_payoff
 from evolving_ttt.fogel.selection import (
-    PAPER_PAYOFF, check_payoff, SelectionSettings, PAPER_SELECTION, game_payoffs, pick_others, other_networks,
-    pick_others_batch, selection_points, survivors, take_networks, GenerationDraws, draw_generation,
-    GenerationResult, generation_step_readable, generation_step,
+    SelectionSettings, PAPER_SELECTION, game_payoffs, pick_others, other_networks, pick_others_batch,
+    selection_points, survivors, take_networks, GenerationDraws, draw_generation, GenerationResult,
+    generation_step_readable, generation_step,
 )
 from evolving_ttt.fogel.network import (
     batch_rows,
@@ -107,18 +108,14 @@ from evolving_ttt.fogel.trees import (
 )
 
 # Chapter 10: exact expected scores and the best possible score (book/10_exact_scores.ipynb)
-from evolving_ttt.fogel.exact import (
-    opponent_probabilities, o_reply_distribution, game_payoff_moments, exact_score_readable, exact_scores,
-    exact_score, BestResponse, best_response,
-)
+from evolving_ttt.fogel_score import opponent_probabilities, o_reply_distribution, BestResponse, best_response
+from evolving_ttt.fogel.exact import game_payoff_moments, exact_score_readable, exact_scores, exact_score
 
 # Chapter 11: perfect play and auditing a network (book/11_perfect_play.ipynb)
 from evolving_ttt.perfect import (
     minimax_values, perfect_move, Audit, audit_player, lowest_square_player,
 )
-from evolving_ttt.fogel.exact import (
-    evaluation_report,
-)
+from evolving_ttt.fogel.exact import evaluation_report
 
 # Players of every system as tables of move probabilities, and their exact results (chapter 11, used by every
 # system and by the arena)
@@ -127,9 +124,7 @@ from evolving_ttt.outcomes import (
     outcome_table, outcome_probabilities, sample_games, sample_game, best_response_policy, favourable_values,
     PolicyAudit, audit_policy,
 )
-from evolving_ttt.fogel.exact import (
-    rule_base_policy, protocol_score,
-)
+from evolving_ttt.fogel_score import rule_base_policy, protocol_score
 
 # Chapter 14: Al-Khateeb (2012), the system, readable and batched (book/14_al_khateeb_system.ipynb)
 from evolving_ttt.al_khateeb.evaluator import (

@@ -26,8 +26,7 @@ from functools import cache
 
 import numpy as np
 
-from evolving_ttt.fogel.exact import best_response, protocol_score, rule_base_policy
-from evolving_ttt.fogel.opponent import PAPER_RULES
+from evolving_ttt.fogel_score import best_response, protocol_score, rule_base_policy
 from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, SYMBOLS, O, X, board_index, check_instance, check_mark
 from evolving_ttt.outcomes import (
     audit_policy,
@@ -38,6 +37,7 @@ from evolving_ttt.outcomes import (
 )
 from evolving_ttt.perfect import minimax_values
 from evolving_ttt.players import ArenaPlayer, Explanation, probability_explanation, square_values
+from evolving_ttt.rule_base import PAPER_RULES
 from evolving_ttt.systems import registered_players, registered_systems, registry_version
 
 # --- The reference players --------------------------------------------------------------------------
@@ -46,7 +46,7 @@ from evolving_ttt.systems import registered_players, registered_systems, registr
 def best_response_player() -> ArenaPlayer:
     """The best reply to Fogel's rule base on either side, payoff +1 / -10 / 0 (chapter 10's ceiling player).
 
-    As X it is :func:`evolving_ttt.fogel.exact.best_response` (its opening is chosen for the protocol's
+    As X it is :func:`evolving_ttt.fogel_score.best_response` (its opening is chosen for the protocol's
     cycled first replies); on boards that player never meets, and as O, it is the expectimax reply to
     the rule base's move probabilities.
     """

@@ -19,7 +19,6 @@ import numpy as np
 
 from evolving_ttt.arena import catalogue
 from evolving_ttt.fogel.network import Network, network_move
-from evolving_ttt.fogel.opponent import PAPER_RULES, near_perfect_move
 from evolving_ttt.game import (
     EMPTY,
     SYMBOLS,
@@ -36,6 +35,7 @@ from evolving_ttt.game import (
 )
 from evolving_ttt.perfect import perfect_move
 from evolving_ttt.players import ArenaPlayer, Explanation
+from evolving_ttt.rule_base import PAPER_RULES, near_perfect_move
 
 OPPONENT_KINDS = ("champion", "rule base", "perfect")
 """The opponents a reader can play against (chapter 26)."""

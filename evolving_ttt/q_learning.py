@@ -29,7 +29,7 @@ What OpenSpiel's learner does, and this module repeats operation for operation:
 Two ways to train:
 
 * :func:`train_against_rule_base`: the learner plays one side against Fogel's rule-based opponent
-  (:mod:`evolving_ttt.fogel.opponent`), which draws its one uniform number per move from the same generator, in
+  (:mod:`evolving_ttt.rule_base`), which draws its one uniform number per move from the same generator, in
   playing order; the paper's cycled first reply of O is kept when the rule base plays O.
 * :func:`train_self_play`: the learner plays both sides, as in OpenSpiel's ``tic_tac_toe_qlearner.py`` example
   with one ``QLearner`` per player. One table serves both, without any sharing between them: a board is either
@@ -52,7 +52,6 @@ from itertools import accumulate
 
 import numpy as np
 
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, rule_candidates
 from evolving_ttt.game import (
     MARK_DIGIT,
     N_BOARDS,
@@ -67,6 +66,7 @@ from evolving_ttt.game import (
     check_probability,
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, rule_candidates
 
 Q_SHAPE = (N_BOARDS, 9)
 """The shape of a Q-table: a row per base-3 board index, a column per square (as a policy table)."""
@@ -190,7 +190,7 @@ def _choose(legal_values: list[float], greedy_q: float, moves: tuple[int, ...], 
 
 def rule_base_move_given(index: int, u: float, rules: OpponentRules, mark: int) -> int:
     """The rule base's move on board ``index`` given its uniform number ``u``: the arithmetic of
-    :func:`evolving_ttt.fogel.opponent.near_perfect_move_given` on Python floats.
+    :func:`evolving_ttt.rule_base.near_perfect_move_given` on Python floats.
 
     With ``u`` below ``rules.random_move_probability`` a uniformly random empty square, else a uniformly random
     candidate of steps (b)-(e); ``u`` is rescaled to pick within the part it fell in.

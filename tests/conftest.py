@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from evolving_ttt.fogel.exact import BestResponse, best_response
 from evolving_ttt.fogel.network import load_network
-from evolving_ttt.fogel.opponent import PAPER_RULES
+from evolving_ttt.fogel_score import BestResponse, best_response
 from evolving_ttt.game import board_tables, reachable_positions
+from evolving_ttt.rule_base import PAPER_RULES
 
 settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None, database=None, print_blob=True)
 settings.load_profile("ci")

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 from evolving_ttt import arena
-from evolving_ttt.fogel.exact import best_response, exact_score
+from evolving_ttt.fogel.exact import exact_score
 from evolving_ttt.fogel.network import load_network, network_move
 from evolving_ttt.fogel.system import fogel_champion
+from evolving_ttt.fogel_score import best_response
 from evolving_ttt.game import O, X, board_from_string, is_game_over, legal_moves, play, player_to_move
 from evolving_ttt.outcomes import outcome_probabilities, random_policy
 from evolving_ttt.players import ArenaPlayer

@@ -15,10 +15,11 @@ from evolving_ttt.fogel import exact as fogel_exact
 from evolving_ttt.fogel.evolution import ExperimentConfig, estimated_memory, evolve, load_run
 from evolving_ttt.fogel.exact import exact_score
 from evolving_ttt.fogel.mutation import MutationSettings
-from evolving_ttt.fogel.network import load_network
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, network_player
-from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings
+from evolving_ttt.fogel.network import load_network, network_player
+from evolving_ttt.fogel.selection import SelectionSettings
+from evolving_ttt.fogel_score import PAPER_PAYOFF
 from evolving_ttt.perfect import audit_player
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
 

@@ -19,8 +19,8 @@ from evolving_ttt.fogel.evolution import (
     trial_generators,
 )
 from evolving_ttt.fogel.network import Network, load_network, random_network, random_population, save_network
-from evolving_ttt.fogel.opponent import OpponentRules
 from evolving_ttt.fogel.selection import SelectionSettings, draw_generation, game_payoffs, generation_step
+from evolving_ttt.rule_base import OpponentRules
 from evolving_ttt.run_cache import RUN_CACHE_VARIABLE
 from evolving_ttt.statistics import mean_with_confidence, t_quantile_975
 

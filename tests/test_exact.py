@@ -8,26 +8,19 @@ import pytest
 
 from evolving_ttt.drawing import draw_game_tree, tree_counts
 from evolving_ttt.fogel.engine import play_protocol_batch
-from evolving_ttt.fogel.exact import (
-    best_response,
-    exact_score,
-    exact_score_readable,
-    exact_scores,
-    game_payoff_moments,
-    o_reply_distribution,
-    opponent_probabilities,
-)
+from evolving_ttt.fogel.exact import exact_score, exact_score_readable, exact_scores, game_payoff_moments
 from evolving_ttt.fogel.network import (
     Network,
     Population,
     concatenate_populations,
+    network_player,
     random_network,
     random_population,
     stack_networks,
 )
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, network_player, rule_candidates
-from evolving_ttt.fogel.selection import PAPER_PAYOFF, game_payoffs
+from evolving_ttt.fogel.selection import game_payoffs
 from evolving_ttt.fogel.trees import game_tree
+from evolving_ttt.fogel_score import PAPER_PAYOFF, best_response, o_reply_distribution, opponent_probabilities
 from evolving_ttt.game import (
     EMPTY,
     O,
@@ -42,6 +35,7 @@ from evolving_ttt.game import (
     winner,
 )
 from evolving_ttt.perfect import audit_player, lowest_square_player, minimax_values, perfect_move
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, rule_candidates
 
 ALL_RULES = [
     OpponentRules(rule_d_lines=d, first_reply=f) for d, f in itertools.product(("own", "opponent"), ("cycle", "rules"))

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from evolving_ttt.fogel.exact import rule_base_policy
+from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import EMPTY, O, X, is_game_over, play, player_to_move, winner
 from evolving_ttt.mohammadi import coevolution as co
 from evolving_ttt.mohammadi import judge as jd

@@ -23,33 +23,17 @@ from evolving_ttt.fogel.engine import (
     x_turn_numbers,
     x_turn_square_codes,
 )
-from evolving_ttt.fogel.exact import o_reply_distribution
 from evolving_ttt.fogel.network import (
     MAX_HIDDEN,
     Network,
+    network_player,
     network_preactivations,
     random_network,
     random_population,
     sigmoid,
     stack_networks,
 )
-from evolving_ttt.fogel.opponent import (
-    GAMES_PER_EVALUATION,
-    PAPER_RULES,
-    OpponentRules,
-    first_reply_square,
-    near_perfect_move,
-    near_perfect_move_given,
-    near_perfect_moves,
-    network_player,
-    opponent_tables,
-    pick_uniform,
-    play_game,
-    play_protocol,
-    random_player,
-    rule_candidates,
-    split_uniform,
-)
+from evolving_ttt.fogel_score import o_reply_distribution
 from evolving_ttt.game import (
     EMPTY,
     N_BOARDS,
@@ -66,6 +50,22 @@ from evolving_ttt.game import (
     winner,
 )
 from evolving_ttt.perfect import lowest_square_player
+from evolving_ttt.rule_base import (
+    GAMES_PER_EVALUATION,
+    PAPER_RULES,
+    OpponentRules,
+    first_reply_square,
+    near_perfect_move,
+    near_perfect_move_given,
+    near_perfect_moves,
+    opponent_tables,
+    pick_uniform,
+    play_game,
+    play_protocol,
+    random_player,
+    rule_candidates,
+    split_uniform,
+)
 
 ALL_RULES = [
     OpponentRules(rule_d_lines=d, first_reply=f) for d, f in itertools.product(("own", "opponent"), ("cycle", "rules"))

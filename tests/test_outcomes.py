@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evolving_ttt.fogel.exact import best_response, exact_score, opponent_probabilities, rule_base_policy
-from evolving_ttt.fogel.network import load_network
-from evolving_ttt.fogel.opponent import OpponentRules, network_player, rule_candidates
+from evolving_ttt.fogel.exact import exact_score
+from evolving_ttt.fogel.network import load_network, network_player
+from evolving_ttt.fogel_score import best_response, opponent_probabilities, rule_base_policy
 from evolving_ttt.game import EMPTY, O, X, board_index, board_tables, legal_moves, play, player_to_move, winner
 from evolving_ttt.outcomes import (
     audit_policy,
@@ -24,6 +24,7 @@ from evolving_ttt.outcomes import (
     sample_games,
 )
 from evolving_ttt.perfect import audit_player, minimax_values, perfect_move
+from evolving_ttt.rule_base import OpponentRules, rule_candidates
 
 
 def test_boards_to_move_are_the_legal_unfinished_boards_of_each_side():

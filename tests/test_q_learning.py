@@ -15,15 +15,7 @@ import pytest
 from open_spiel.python import rl_environment, rl_tools
 from open_spiel.python.algorithms.tabular_qlearner import QLearner
 
-from evolving_ttt.fogel.exact import rule_base_policy
-from evolving_ttt.fogel.opponent import (
-    PAPER_RULES,
-    OpponentRules,
-    first_reply_square,
-    near_perfect_move,
-    rule_candidates,
-)
-from evolving_ttt.fogel.opponent import near_perfect_move_given as readable_rule_base_move
+from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import EMPTY, O, X, board_from_index, board_index, board_tables
 from evolving_ttt.outcomes import boards_to_move, check_policy, outcome_probabilities
 from evolving_ttt.q_learning import (
@@ -34,6 +26,8 @@ from evolving_ttt.q_learning import (
     train_against_rule_base,
     train_self_play,
 )
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, first_reply_square, near_perfect_move, rule_candidates
+from evolving_ttt.rule_base import near_perfect_move_given as readable_rule_base_move
 
 PLANE_MARK = np.array([EMPTY, O, X])
 """What each of the three planes of OpenSpiel's tic-tac-toe observation marks (tests/test_openspiel_game.py)."""

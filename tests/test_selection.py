@@ -11,7 +11,6 @@ from evolving_ttt.fogel.engine import protocol_openings
 from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, ExperimentConfig
 from evolving_ttt.fogel.mutation import PAPER_MUTATION, MutationDraws, MutationSettings
 from evolving_ttt.fogel.network import random_population, stack_networks
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules
 from evolving_ttt.fogel.selection import (
     PAPER_SELECTION,
     GenerationDraws,
@@ -26,6 +25,7 @@ from evolving_ttt.fogel.selection import (
     survivors,
     take_networks,
 )
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
 

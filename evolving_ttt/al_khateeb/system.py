@@ -39,7 +39,7 @@ from evolving_ttt.al_khateeb.evaluator import (
 from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, progress_curve, ttt_provenance
 from evolving_ttt.al_khateeb.search import search_move, search_values
 from evolving_ttt.arguments import counted, whole_number
-from evolving_ttt.fogel.exact import rule_base_policy
+from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import O, X
 from evolving_ttt.outcomes import perfect_policy
 from evolving_ttt.players import ArenaPlayer, Explanation

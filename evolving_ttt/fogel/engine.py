@@ -1,7 +1,7 @@
 """Fogel (1993): the batched engine that plays every game of a generation as arrays (chapter 9).
 
 :func:`play_protocol_batch` plays the 32-game protocol for a whole batch of populations at once and
-gives exactly the results of the readable :func:`evolving_ttt.fogel.opponent.play_protocol`. Its tricks,
+gives exactly the results of the readable :func:`evolving_ttt.rule_base.play_protocol`. Its tricks,
 each explained where it is defined:
 
 * moves are additions to the base-3 board index, and the rule base is a table lookup
@@ -24,7 +24,9 @@ from functools import cache
 import numpy as np
 
 from evolving_ttt.fogel.network import MAX_HIDDEN, Population, batch_rows
-from evolving_ttt.fogel.opponent import (
+from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, board_tables
+from evolving_ttt.numerics import exp, fixed_matmul
+from evolving_ttt.rule_base import (
     GAMES_PER_EVALUATION,
     OPPONENT_MOVES_PER_GAME,
     PAPER_RULES,
@@ -33,8 +35,6 @@ from evolving_ttt.fogel.opponent import (
     opponent_tables,
     split_uniform,
 )
-from evolving_ttt.game import MARK_DIGIT, N_BOARDS, POWERS_OF_3, O, board_tables
-from evolving_ttt.numerics import exp, fixed_matmul
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from evolving_ttt.fogel.network import (
     hidden_slot_mask,
     random_population,
 )
-from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME, PAPER_RULES, OpponentRules
 from evolving_ttt.fogel.selection import (
     PAPER_SELECTION,
     GenerationDraws,
@@ -40,6 +39,7 @@ from evolving_ttt.game import MEMORY_ESTIMATE_CAP, check_count, check_instance, 
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.reading import Fields, check_record_format, read_npz
 from evolving_ttt.records import check_path, record_arrays, save_npz
+from evolving_ttt.rule_base import GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME, PAPER_RULES, OpponentRules
 from evolving_ttt.run_cache import cached_run
 from evolving_ttt.seeds import MAX_SEED, check_seed, trial_generators
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -22,24 +20,20 @@ from evolving_ttt.fogel.engine import (
     x_turn_numbers,
     x_turn_square_codes,
 )
-from evolving_ttt.fogel.network import Network, Population, stack_networks
-from evolving_ttt.fogel.opponent import (
-    GAMES_PER_EVALUATION,
-    PAPER_RULES,
-    OpponentRules,
-    network_player,
-    opponent_tables,
-    rule_candidates,
+from evolving_ttt.fogel.network import Network, Population, network_player, stack_networks
+from evolving_ttt.fogel_score import (
+    PAPER_PAYOFF,
+    best_response,
+    check_payoff,
+    o_reply_distribution,
+    opponent_probabilities,
 )
-from evolving_ttt.fogel.selection import PAPER_PAYOFF, check_payoff
 from evolving_ttt.game import (
     EMPTY,
-    N_BOARDS,
     POWERS_OF_3,
     O,
     Player,
     X,
-    board_index,
     board_tables,
     check_count,
     check_instance,
@@ -49,83 +43,8 @@ from evolving_ttt.game import (
     player_to_move,
     winner,
 )
-from evolving_ttt.numerics import fixed_matmul
-from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, check_policy, outcome_table
 from evolving_ttt.perfect import audit_player
-
-
-def opponent_probabilities(rules: OpponentRules = PAPER_RULES) -> np.ndarray:
-    """The rule base's move probabilities on every board, shape (19683, 9) (chapter 10).
-
-    ``P[i, s]`` is the chance that O plays ``s`` on board ``i``: ``p / n_empty`` for every empty square
-    (the random move) plus ``(1 - p) / n_candidates`` for each rule candidate. Rows of boards where O is
-    not to move in an unfinished game are zero.
-    """
-    tables, rule_tables = board_tables(), opponent_tables(rules.rule_d_lines)
-    p = rules.random_move_probability
-    o_to_move = rule_tables.n_candidates > 0
-    probabilities = np.zeros((N_BOARDS, 9))
-    rows = np.flatnonzero(o_to_move)
-    probabilities[rows] = p * tables.empty[rows] / tables.n_empty[rows, None]
-    for k in range(9):
-        has_k = rows[rule_tables.n_candidates[rows] > k]
-        probabilities[has_k, rule_tables.candidates[has_k, k]] += (1 - p) / rule_tables.n_candidates[has_k]
-    return probabilities
-
-
-def o_reply_distribution(board: np.ndarray, rules: OpponentRules = PAPER_RULES) -> dict[int, float]:
-    """The rule base's move probabilities on one board, read off the rules directly (chapter 10)."""
-    empty, candidates = legal_moves(board), rule_candidates(board, rules)
-    p = rules.random_move_probability
-    return {s: p / len(empty) + ((1 - p) / len(candidates) if s in candidates else 0.0) for s in empty}
-
-
-@cache
-def rule_base_policy(mark: int = O, rules: OpponentRules = PAPER_RULES) -> np.ndarray:
-    """Fogel's rule base as a policy table for either side, shape (19683, 9) (chapter 10).
-
-    On every legal unfinished board where ``mark`` is to move: ``p / n_empty`` for each empty square
-    (the random move, step a) plus ``(1 - p) / n_candidates`` for each square that steps (b)-(e) allow
-    (:func:`rule_candidates`, with the roles of the marks swapped when the rule base plays X). It is the
-    rule base's play on any board, so its first reply follows the rules: the protocol's cycled first
-    replies (``rules.first_reply``) belong to the 32-game protocol, not to the player. For ``mark=O``
-    it equals :func:`opponent_probabilities`. The table is shared between calls: do not write to it.
-    """
-    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    p = rules.random_move_probability
-    tables = board_tables()
-    table = np.zeros(POLICY_SHAPE)
-    for i in boards_to_move(mark):
-        board = tables.boards[i]
-        candidates = rule_candidates(board, rules, mark)
-        table[i] = p * tables.empty[i] / tables.n_empty[i]
-        table[i, candidates] += (1 - p) / len(candidates)
-    table.flags.writeable = False
-    return table
-
-
-def protocol_score(
-    x_policy: np.ndarray, rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF
-) -> float:
-    """Exact expected 32-game protocol score of any player of X given as a policy table (chapter 10).
-
-    Fogel's yardstick for players of every system: the table's first move (or moves, with their
-    probabilities), then, with cycled first replies, each of the eight replies four times, and the rule
-    base's play after that. Equals :func:`exact_score` for a network's table.
-    """
-    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    x_policy = check_policy(x_policy, X, "x_policy", single=True)
-    win, loss, draw = check_payoff(payoff)
-    table = fixed_matmul(outcome_table(x_policy, rule_base_policy(O, rules)), np.array([win, draw, loss]))
-    total = 0.0
-    for opening in np.flatnonzero(x_policy[0]):
-        first = int(POWERS_OF_3[opening])
-        if rules.first_reply == "cycle":
-            replies = first + 2 * POWERS_OF_3[[s for s in range(9) if s != opening]]
-            total += x_policy[0, opening] * 4 * table[replies].sum()
-        else:
-            total += x_policy[0, opening] * GAMES_PER_EVALUATION * table[first]
-    return float(total)
+from evolving_ttt.rule_base import GAMES_PER_EVALUATION, PAPER_RULES, OpponentRules
 
 
 def game_payoff_moments(
@@ -277,73 +196,6 @@ def exact_score(network: Network, rules: OpponentRules = PAPER_RULES, payoff=PAP
     check_instance(network, Network, "network", "a Network")
     mean, variance = exact_scores(stack_networks([network]), rules, payoff)
     return float(mean[0]), float(variance[0])
-
-
-@dataclass(frozen=True)
-class BestResponse:
-    """The best any player of X can do against the rule base (chapter 10).
-
-    Attributes
-    ----------
-    ceiling
-        The largest expected 32-game score.
-    opening
-        X's first move that reaches it.
-    policy
-        ``policy[i]``: the best move on board index ``i`` (X to move), -1 elsewhere.
-    values
-        ``values[i]``: expected payoff of one game from board ``i`` on under the best policy, nan where unused.
-    """
-
-    ceiling: float
-    opening: int
-    policy: np.ndarray
-    values: np.ndarray
-
-    def player(self) -> Player:
-        """The player that follows the best policy."""
-        return lambda board: int(self.policy[board_index(board)])
-
-
-def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF) -> BestResponse:
-    """Expectimax against the rule base: X maximizes, O's moves are averaged (chapter 10).
-
-    Values depend only on the board, so they are memoized over the base-3 index. X's first move is
-    chosen for the whole protocol: the sum over the first replies it will face (each four times), or
-    32 times the expectation when the first reply follows the rules. Ties go to the lowest square.
-    """
-    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    win, loss, draw = check_payoff(payoff)
-    tables = board_tables()
-    values = np.full(N_BOARDS, np.nan)
-    policy = np.full(N_BOARDS, -1, dtype=np.int64)
-
-    def value(board: np.ndarray) -> float:
-        i = board_index(board)
-        if np.isnan(values[i]):
-            if tables.over[i]:
-                values[i] = {X: win, O: loss, EMPTY: draw}[int(tables.winner[i])]
-            elif tables.to_move[i] == X:
-                options = [(value(play(board, s)), -s) for s in legal_moves(board)]
-                best_value, best_square = max(options)
-                values[i], policy[i] = best_value, -best_square
-            else:
-                values[i] = sum(q * value(play(board, s)) for s, q in o_reply_distribution(board, rules).items())
-        return float(values[i])
-
-    start = np.zeros(9, dtype=np.int8)
-    totals = []
-    for opening in range(9):
-        first = play(start, opening)
-        if rules.first_reply == "cycle":
-            totals.append(4 * sum(value(play(first, reply)) for reply in legal_moves(first)))
-        else:
-            totals.append(GAMES_PER_EVALUATION * value(first))
-    opening = int(np.argmax(totals))
-    policy[0] = opening
-    values.flags.writeable = False
-    policy.flags.writeable = False
-    return BestResponse(float(totals[opening]), opening, policy, values)
 
 
 def evaluation_report(network: Network, provenance: dict | None = None, rules: OpponentRules = PAPER_RULES) -> str:

@@ -14,8 +14,8 @@ from functools import cache
 import numpy as np
 
 from evolving_ttt.fogel.network import MAX_HIDDEN, MIN_HIDDEN, Network, Population, hidden_slot_mask
-from evolving_ttt.fogel.opponent import uniform_index
 from evolving_ttt.game import check_number, check_probability
+from evolving_ttt.rule_base import uniform_index
 
 N_WEIGHTS_PADDED = MAX_HIDDEN * 9 + MAX_HIDDEN + 9 * MAX_HIDDEN + 9
 """Number of weights and biases of a padded network: 199 (chapter 4)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evolving_ttt.game import EMPTY, X, check_count, check_instance, check_mark, legal_moves, network_input
+from evolving_ttt.game import EMPTY, Player, X, check_count, check_instance, check_mark, legal_moves, network_input
 from evolving_ttt.numerics import fixed_matmul, sigmoid
 from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_record
 from evolving_ttt.records import check_path, check_provenance, json_text, write_checked
@@ -180,6 +180,11 @@ class Population:
             output_weights=self.output_weights[index][:, :hidden],
             output_bias=self.output_bias[index],
         )
+
+
+def network_player(network: Network) -> Player:
+    """Wrap a network as a player of X (chapter 3)."""
+    return lambda board: network_move(network, board)
 
 
 def hidden_slot_mask(hidden_count: np.ndarray) -> np.ndarray:

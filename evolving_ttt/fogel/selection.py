@@ -27,40 +27,17 @@ from evolving_ttt.fogel.mutation import (
     mutate_network,
     mutate_population,
 )
-from evolving_ttt.fogel.network import Network, Population, batch_rows, concatenate_populations
-from evolving_ttt.fogel.opponent import (
+from evolving_ttt.fogel.network import Network, Population, batch_rows, concatenate_populations, network_player
+from evolving_ttt.fogel_score import PAPER_PAYOFF, check_payoff
+from evolving_ttt.game import check_count
+from evolving_ttt.rule_base import (
     GAMES_PER_EVALUATION,
     OPPONENT_MOVES_PER_GAME,
     PAPER_RULES,
     OpponentRules,
-    network_player,
     play_protocol,
     uniform_index,
 )
-from evolving_ttt.game import LARGEST_SETTING, check_count
-
-PAPER_PAYOFF = (1.0, -10.0, 0.0)
-"""Payoff for a win, a loss and a draw in the experiments Fogel (1993) reports (chapter 5)."""
-
-
-def check_payoff(payoff: Sequence[float]) -> tuple[float, float, float]:
-    """Return ``payoff`` as a ``(win, loss, draw)`` tuple of floats or raise ``ValueError`` naming it (chapter 5).
-
-    Each must be finite and at most :data:`~evolving_ttt.game.LARGEST_SETTING` in size, and the three may not all
-    be equal."""
-    try:
-        values = np.asarray(payoff, dtype=float) if not isinstance(payoff, (str, bytes)) else np.array([])
-    except (TypeError, ValueError):
-        values = np.array([])
-    if values.shape != (3,) or not np.all(np.isfinite(values)):
-        raise ValueError(f"payoff must be three finite numbers (win, loss, draw); got {payoff!r}")
-    if np.abs(values).max() > LARGEST_SETTING:
-        raise ValueError(f"payoff must be three numbers from {-LARGEST_SETTING:g} to {LARGEST_SETTING:g} (a network's "
-                         f"score adds 32 of them); got {payoff!r}")  # fmt: skip
-    if values[0] == values[1] == values[2]:
-        raise ValueError(f"payoff must tell results apart: a win, a loss and a draw all pay {values[0]:g}, so every "
-                         f"score is equal and selection is by chance alone; got {payoff!r}")  # fmt: skip
-    return tuple(float(v) for v in values)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from functools import cache
 from pathlib import Path
 
 from evolving_ttt.drawing import tree_counts
-from evolving_ttt.fogel.network import Network, load_network
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, network_player
+from evolving_ttt.fogel.network import Network, load_network, network_player
 from evolving_ttt.fogel.trees import game_tree
 from evolving_ttt.records import STUDIES
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
 from evolving_ttt.store import SweepStore
 from evolving_ttt.verdicts import Cell, Claim, Measure, Sample
 

@@ -36,13 +36,14 @@ from evolving_ttt.fogel.network import (
     save_network,
     stack_networks,
 )
-from evolving_ttt.fogel.opponent import GAMES_PER_EVALUATION, OpponentRules
-from evolving_ttt.fogel.selection import PAPER_PAYOFF, SelectionSettings, check_payoff
+from evolving_ttt.fogel.selection import SelectionSettings
 from evolving_ttt.fogel.study import control_claims
+from evolving_ttt.fogel_score import PAPER_PAYOFF, check_payoff
 from evolving_ttt.game import O, X, board_tables, check_instance
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, policy_table
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
 from evolving_ttt.records import DATA
+from evolving_ttt.rule_base import GAMES_PER_EVALUATION, OpponentRules
 
 name = "fogel"
 command = "fogel"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from evolving_ttt.drawing import GameNode
-from evolving_ttt.fogel.opponent import PAPER_RULES, OpponentRules, rule_candidates
 from evolving_ttt.game import Player, is_game_over, legal_moves, play, winner
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, rule_candidates
 
 
 def game_tree(player: Player, rules: OpponentRules = PAPER_RULES) -> GameNode:

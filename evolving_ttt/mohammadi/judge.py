@@ -54,7 +54,7 @@ def program_exact_results(
 
     ``programs`` is a list of programs or an array of their move tables. ``opponent`` is one of
     :data:`OPPONENTS` or a function from a mark to that opponent's policy table, such as Fogel's
-    :func:`evolving_ttt.fogel.exact.rule_base_policy`. Programs are judged ``chunk`` at a time (each
+    :func:`evolving_ttt.fogel_score.rule_base_policy`. Programs are judged ``chunk`` at a time (each
     policy table is 1.4 MB). ``taken`` is the reading of PLAY-AT on a taken square used to tabulate programs
     (move tables are used as they are).
     """

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.arguments import counted, whole_number
-from evolving_ttt.fogel.exact import rule_base_policy
+from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import O, X
 from evolving_ttt.mohammadi.coevolution import (
     BONUS_ROLES,

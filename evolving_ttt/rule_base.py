@@ -1,5 +1,8 @@
 """Fogel (1993): the near-perfect rule-based opponent and the 32-game protocol (chapter 3).
 
+The rule base is Fogel's opponent and the yardstick every system's players are measured against (chapter 24), so
+it lives below the systems: Fogel's subpackage plays its networks against it, and the others measure with it.
+
 Read first: :class:`OpponentRules` and :func:`rule_candidates`, the rule base as the paper states it,
 then :func:`near_perfect_move` and :func:`play_game`, the readable one-move-at-a-time game. After them
 comes the vectorized opponent: the same rules as lookup tables over the base-3 board index
@@ -14,7 +17,6 @@ from functools import cache
 
 import numpy as np
 
-from evolving_ttt.fogel.network import Network, network_move
 from evolving_ttt.game import (
     EMPTY,
     N_BOARDS,
@@ -227,11 +229,6 @@ def play_protocol(player: Player, uniforms: np.ndarray, rules: OpponentRules = P
 def random_player(rng: np.random.Generator) -> Player:
     """A player of X that moves to a uniformly random empty square (chapter 3)."""
     return lambda board: int(rng.choice(legal_moves(board)))
-
-
-def network_player(network: Network) -> Player:
-    """Wrap a network as a player of X (chapter 3)."""
-    return lambda board: network_move(network, board)
 
 
 # --- The vectorized opponent ------------------------------------------------------------------------

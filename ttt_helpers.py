@@ -237,7 +237,7 @@ from evolving_ttt.studies import (
     all_claims, at_a_glance, glance_markdown, findings_markdown, systems_without_claims,
 )
 from evolving_ttt.fogel.study import (
-    CONTROL_STUDIES, never_loses, network_from_text, control_rows, control_claims,
+    CONTROL_STUDIES, never_loses, never_loses_many, network_from_text, control_rows, control_claims,
 )
 
 # Chapter 21: Al-Khateeb (2012) under every reading: a deeper search, the share that breeds, a hall of fame

@@ -10,6 +10,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from evolving_ttt import studies, tables
+from evolving_ttt.fogel import study as fogel_study
+from evolving_ttt.fogel.network import random_population
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
 from evolving_ttt.statistics import mean_interval, share_interval, t_interval
 from evolving_ttt.store import SweepStore
 from evolving_ttt.sweeps import sweep
@@ -209,3 +212,20 @@ def test_a_sweep_table_reads_settings_a_system_leaves_out_at_their_default(tmp_p
     assert "depth" not in stored[0] and stored[2]["depth"] == 2
     summary = tables.cell_summary(table, ["points_perfect_x"])
     assert summary["player.depth"].tolist() == [1, 2] and summary["n"].tolist() == [2, 2]
+
+
+def test_never_loses_many_is_the_tree_of_never_loses():
+    # The control study's networks (every fifth) and random ones, under the paper's rules and the two other readings
+    # of the rule base: the walk over move tables gives the readable tree's answer for every one.
+    with SweepStore(tables.study_path("fogel_population")) as store:
+        texts = [row["player"] for row in store.rows()][::5]
+    networks = [fogel_study.network_from_text(text) for text in texts]
+    population = random_population(np.random.default_rng(20), 12)
+    networks += [population.network(i) for i in range(12)]
+    for rules in (PAPER_RULES, OpponentRules(first_reply="rules"), OpponentRules(rule_d_lines="opponent")):
+        expected = [fogel_study.never_loses(network, rules) for network in networks]
+        assert fogel_study.never_loses_many(networks, rules) == expected
+        assert any(expected) and not all(expected)
+    assert fogel_study.never_loses_many([]) == []
+    with pytest.raises(ValueError, match="rules"):
+        fogel_study.never_loses_many(networks, rules="paper")

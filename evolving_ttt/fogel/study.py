@@ -10,14 +10,19 @@ the rule base makes no random move, and the claim as the one verdict rule reads 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 from evolving_ttt.drawing import tree_counts
-from evolving_ttt.fogel.network import Network, load_network, network_player
+from evolving_ttt.fogel.network import Network, load_network, network_player, population_moves, stack_networks
 from evolving_ttt.fogel.trees import game_tree
+from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, O, X, board_from_index, board_tables, check_instance
+from evolving_ttt.outcomes import boards_to_move
 from evolving_ttt.records import STUDIES
-from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, rule_candidates
 from evolving_ttt.store import SweepStore
 from evolving_ttt.verdicts import Cell, Claim, Measure, Sample
 
@@ -34,21 +39,65 @@ def never_loses(network: Network, rules: OpponentRules = PAPER_RULES) -> bool:
     return tree_counts(game_tree(network_player(network), rules))["losses"] == 0
 
 
-def network_from_text(text: str) -> Network:
+def never_loses_many(networks: Sequence[Network], rules: OpponentRules = PAPER_RULES) -> list[bool]:
+    """:func:`never_loses` for many networks at once, from their move tables (chapter 20; equal, tested).
+
+    Every network's move on every board where X is to move comes from one batch
+    (:func:`~evolving_ttt.fogel.network.population_moves`); the walk then follows the tree of :func:`never_loses`
+    over board numbers (O's replies as :func:`~evolving_ttt.rule_base.rule_candidates` gives them, each board's
+    once) and stops at the first loss.
+    """
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
+    networks = list(networks)
+    if not networks:
+        return []
+    tables, rows = board_tables(), boards_to_move(X)
+    moves = np.full((len(networks), len(tables.boards)), -1, dtype=np.int64)
+    moves[:, rows] = population_moves(stack_networks(networks), np.broadcast_to(tables.boards[rows],
+                                                                                 (len(networks), len(rows), 9)))
+    replies: dict[tuple[int, bool], list[int]] = {}
+
+    def o_replies(index: int, first: bool) -> list[int]:
+        key = (index, first and rules.first_reply == "cycle")
+        if key not in replies:
+            board = board_from_index(index)
+            replies[key] = [int(s) for s in np.flatnonzero(board == 0)] if key[1] else rule_candidates(board, rules)
+        return replies[key]
+
+    def loses(own: np.ndarray, index: int, first: bool) -> bool:  # O to move on board ``index``
+        if tables.over[index]:
+            return bool(tables.winner[index] == O)
+        for reply in o_replies(index, first):
+            after_o = index + MARK_DIGIT[O] * int(POWERS_OF_3[reply])
+            if tables.over[after_o]:
+                if tables.winner[after_o] == O:
+                    return True
+                continue
+            if loses(own, after_o + MARK_DIGIT[X] * int(POWERS_OF_3[own[after_o]]), False):
+                return True
+        return False
+
+    return [not loses(own, MARK_DIGIT[X] * int(POWERS_OF_3[own[0]]), True) for own in moves]
+
+
+def network_from_text(text: str, folder: str | Path | None = None) -> Network:
     """A network from the text of its saved file (as a sweep database keeps it), read and checked by
-    :func:`~evolving_ttt.fogel.network.load_network`."""
-    with tempfile.TemporaryDirectory() as folder:
+    :func:`~evolving_ttt.fogel.network.load_network`; the file is written in ``folder`` (default: a new temporary
+    folder, removed at once)."""
+    if folder is not None:
         path = Path(folder) / "network.json"
         path.write_text(text)
         return load_network(path)[0]
+    with tempfile.TemporaryDirectory() as folder:
+        return network_from_text(text, folder)
 
 
 def control_rows(name: str, folder: Path = STUDIES) -> list[dict]:
     """The tasks of one control study's database as dicts: the swept settings (``parents``, ``weight_spread``),
     ``seed``, the sweep's measures, and ``never_loses`` of the task's final best network (chapter 20).
 
-    The game trees behind ``never_loses`` are built once per database file as it is (its size and time of change):
-    chapter 20's table and the claims of :func:`control_claims` share them."""
+    ``never_loses`` comes from :func:`never_loses_many`, once per database file as it is (its size and time of
+    change): chapter 20's table and the claims of :func:`control_claims` share it."""
     path = Path(folder) / f"{name}.sqlite"
     if not path.is_file():
         raise ValueError(f"no study database {path}; run the command of chapter 20 that makes it")
@@ -60,12 +109,14 @@ def control_rows(name: str, folder: Path = STUDIES) -> list[dict]:
 def _control_rows(path: str, size: int, changed: int) -> tuple[dict, ...]:
     with SweepStore(path) as store:
         rows = store.rows()
+    with tempfile.TemporaryDirectory() as folder:
+        clean = never_loses_many([network_from_text(row["player"], folder) for row in rows])
     found = []
-    for row in rows:
+    for row, never_lost in zip(rows, clean, strict=True):
         settings = row["settings"]
         found.append({"cell": row["cell"], "seed": row["seed"], "parents": settings["parents"],
                       "weight_spread": settings["mutation"]["weight_spread"], **row["measures"],
-                      "never_loses": never_loses(network_from_text(row["player"]))})  # fmt: skip
+                      "never_loses": never_lost})  # fmt: skip
     return tuple(found)
 
 

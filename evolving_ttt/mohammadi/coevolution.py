@@ -216,9 +216,16 @@ PAPER_MOHAMMADI = MohammadiConfig()
 """The series the chapters run: the paper's settings and the book's choices (chapter 18)."""
 
 
-def playat_bonus_counts(programs: Sequence[gp.PrimitiveTree], config: MohammadiConfig) -> np.ndarray:
-    """How many times each program earns the PLAY-AT bonus in a double game, by ``config.playat_counted``."""
-    counts = np.array([playat_count(p) for p in programs])
+def playat_bonus_counts(
+    programs: Sequence[gp.PrimitiveTree], config: MohammadiConfig, counts: np.ndarray | None = None
+) -> np.ndarray:
+    """How many times each program earns the PLAY-AT bonus in a double game, by ``config.playat_counted``.
+
+    ``counts``: the programs' PLAY-AT counts if known (the fast engine keeps them); by default they are counted.
+    """
+    counts = np.array([playat_count(p) for p in programs]) if counts is None else np.asarray(counts)
+    if len(counts) != len(programs):
+        raise ValueError(f"counts must hold one PLAY-AT count per program ({len(programs)}); got {len(counts)}")
     return counts if config.playat_counted == "each" else np.minimum(counts, 1)
 
 

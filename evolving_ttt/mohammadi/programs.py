@@ -93,11 +93,17 @@ def check_program(program: object, name: str = "program", limit: int | None = PR
 
     A DEAP ``PrimitiveTree`` whose nodes are the book's functions and terminals with their arities, in prefix
     order, forming exactly one tree, of height at most ``limit`` (:data:`PROGRAM_HEIGHT_LIMIT`; ``None``: any).
-    Checked in one pass without recursion. Returns the program.
+    Checked in one pass without recursion; a program the fast engine has checked (:func:`remember_checked`) is
+    only compared with the copy of its nodes kept then. Returns the program.
     """
     if not isinstance(program, gp.PrimitiveTree):
         raise ValueError(f"{name} must be a program (a deap.gp.PrimitiveTree; parse_program makes one from text); "
                          f"got {type(program).__name__} {program!r:.60}")  # fmt: skip
+    known = _CHECKED.get(id(program))
+    if known is not None and known[0] == program:
+        if limit is not None and known[1] > limit:
+            raise ValueError(f"{name} is deeper than {limit} levels (the book's limit, PROGRAM_HEIGHT_LIMIT)")
+        return program
     if not len(program):
         raise ValueError(f"{name} is an empty tree; a program has at least one node")
     open_slots, height = [0], 0  # the depths of the argument slots still to fill
@@ -119,6 +125,26 @@ def check_program(program: object, name: str = "program", limit: int | None = PR
     if open_slots:
         raise ValueError(f"{name} is incomplete: its last function lacks {len(open_slots)} argument(s)")
     return program
+
+
+_CHECKED: dict[int, tuple[list, int]] = {}
+"""Programs known to be whole trees, by ``id``: a copy of their nodes when they were checked, and their height."""
+
+CHECKED_KEPT = 1024
+"""How many checked programs :func:`remember_checked` keeps (the latest; a population is 128)."""
+
+
+def remember_checked(program: gp.PrimitiveTree, height: int) -> None:
+    """Note that ``program``, as its nodes are now, is one whole tree of height ``height``.
+
+    For the fast engine (:mod:`evolving_ttt.mohammadi.bitsets`), which checks a program on its own way to its move
+    table: :func:`check_program` then compares the program with the copy of its nodes kept here (a comparison in
+    C, most nodes being the very same objects) instead of walking it again. A program changed since, or another
+    object that took its ``id``, differs from the copy (or has the same nodes, so the same answer).
+    """
+    _CHECKED[id(program)] = (list(program), height)
+    if len(_CHECKED) > CHECKED_KEPT:
+        del _CHECKED[next(iter(_CHECKED))]
 
 
 def program_to_text(program: gp.PrimitiveTree) -> str:

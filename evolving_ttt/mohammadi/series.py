@@ -18,6 +18,7 @@ import numpy as np
 from deap import gp
 
 from evolving_ttt.game import check_count, check_instance
+from evolving_ttt.mohammadi.bitsets import BitsetTables, check_engine
 from evolving_ttt.mohammadi.coevolution import (
     PAPER_MOHAMMADI,
     MohammadiConfig,
@@ -149,9 +150,15 @@ class SeriesRecord:
         return _series_record(Path("data"), data)
 
 
-def generation_statistics(programs, tables: np.ndarray, result) -> dict[str, float]:
-    """The values of :data:`GENERATION_STATISTICS` for one evaluated generation (chapter 19)."""
-    playats = np.array([playat_count(p) for p in programs])
+def generation_statistics(programs, tables: np.ndarray, result, playats: np.ndarray | None = None) -> dict[str, float]:
+    """The values of :data:`GENERATION_STATISTICS` for one evaluated generation (chapter 19).
+
+    ``playats``: the programs' PLAY-AT counts if known (:attr:`~evolving_ttt.mohammadi.bitsets.BitsetTables.playats`);
+    by default they are counted.
+    """
+    playats = np.array([playat_count(p) for p in programs]) if playats is None else np.asarray(playats)
+    if len(playats) != len(programs):
+        raise ValueError(f"playats must hold one PLAY-AT count per program ({len(programs)}); got {len(playats)}")
     root_playat = np.array([p[0].name == "PLAY-AT" for p in programs])
     playable, _ = playable_boards()
     return {
@@ -173,26 +180,31 @@ class Coevolution:
         The settings.
     seed
         Seed of the one ``numpy.random.Generator`` every random choice of the series comes from.
+    engine
+        How move tables are built (:data:`~evolving_ttt.mohammadi.bitsets.ENGINES`): "bitsets", the fast engine
+        (the default), or "batched", chapter 18's batched interpreter. The record is the same, bit for bit.
     """
 
-    def __init__(self, config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1) -> None:
+    def __init__(self, config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, engine: str = "bitsets") -> None:
         if not isinstance(config, MohammadiConfig):
             raise ValueError(f"config must be a MohammadiConfig; got {type(config).__name__}")
         self.config = config
         self.seed = check_count(seed, "seed", minimum=0)
+        self.engine = check_engine(engine)
         self.rng = np.random.default_rng(seed)
         self.record = SeriesRecord(config, self.seed)
         self.population: list[gp.PrimitiveTree] = random_programs(self.rng, config.population, config.initial_depth)
-        self._tables = TableCache()
+        self._tables = BitsetTables() if engine == "bitsets" else TableCache()
 
     def generation(self):
         """Evaluate the population by its chains, record it, and return the :class:`Tournament`."""
         config = self.config
         tables = self._tables.of(self.population, config.taken)
-        playats = playat_bonus_counts(self.population, config)
+        counts = self._tables.playats if self.engine == "bitsets" else None  # the batched engine counts them
+        playats = playat_bonus_counts(self.population, config, counts)
         groups = sample_groups(self.rng, config.population, config.group_size)
         result = tournament(tables, playats, groups, config)
-        for name, value in generation_statistics(self.population, tables, result).items():
+        for name, value in generation_statistics(self.population, tables, result, counts).items():
             self.record.statistics[name].append(value)
         return result, tables
 
@@ -258,13 +270,16 @@ class Coevolution:
         self.population = seeds + fresh
 
 
-def evolve_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
+def evolve_series(
+    config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True, engine: str = "bitsets"
+):
     """A whole series with the configured judge between runs; returns its :class:`SeriesRecord` (chapter 19).
 
-    ``progress``: False for none, True for a tqdm bar, or a string to label it.
+    ``progress``: False for none, True for a tqdm bar, or a string to label it. ``engine``: how move tables are
+    built (:class:`Coevolution`); either gives the same record.
     """
     _check_progress(progress)
-    series = Coevolution(config, seed)
+    series = Coevolution(config, seed, engine)
     bar = None
     if progress:
         from tqdm.auto import tqdm

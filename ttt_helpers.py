@@ -190,6 +190,9 @@ from evolving_ttt.mohammadi.programs import (
     parse_program, program_lines, playat_count, run_program, fallback_move, program_move, NIL, program_moves,
     playable_boards, prune_program, program_move_table, program_policy, ProgramPlayer,
 )
+from evolving_ttt.mohammadi.bitsets import (
+    ENGINES as MOHAMMADI_ENGINES, bitset_move_table, BitsetTables,
+)
 from evolving_ttt.mohammadi.coevolution import (
     MohammadiConfig, PAPER_MOHAMMADI, playat_bonus_counts, deap_random, random_programs, mutate_below_root,
     variation_operators, vary, double_game_points, play_double_games, double_game, sample_groups, tournament,

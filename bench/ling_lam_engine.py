@@ -1,11 +1,13 @@
-"""Benchmark of Ling and Lam's fused engine against the numpy path it replaced (chapters 9 and 16).
+"""Benchmark of Ling and Lam's fused networks against the numpy path they replaced (chapters 9 and 16).
 
 Both of the paper's methods (the NNDTF with the improved GA, the baseline with the traditional GA) train 20 seeds for
-``--iterations`` iterations in this process, once as the system runs its full experiment (one task per run) and
-once in lockstep (chapter 16's engine), each three ways, timed side by side and alternately:
+``--iterations`` iterations in this process on the readable lockstep engine (``engine="lockstep"``, whose GA
+operators are numpy calls; ``bench/ling_lam.py`` times the compiled engine against it), once as the system runs its
+full experiment on one process (one share of all the runs) and once in lockstep (chapter 16's engine), each three
+ways, timed side by side and alternately:
 
-1. **fused**: the package as it is, the networks evaluated by the compiled kernels of
-   ``evolving_ttt/ling_lam/fused.py`` with the portable functions;
+1. **fused**: the networks evaluated by the compiled kernels of ``evolving_ttt/ling_lam/fused.py`` with the portable
+   functions;
 2. **numpy path, portable**: the vectorized numpy networks the kernels replaced (kept below), with the portable
    ``exp``, ``tanh``, ``fixed_matmul`` and ``power``: what switching the old engine's functions alone gives;
 3. **numpy path, numpy's**: the same with ``np.exp``, ``np.tanh``, ``np.matmul`` (BLAS) and ``**``: the engine
@@ -32,7 +34,6 @@ from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lo
 from evolving_ttt.ling_lam.experiment import LingLamConfig
 from evolving_ttt.ling_lam.ga import PAPER_IMPROVED_GA, PAPER_TRADITIONAL_GA
 from evolving_ttt.ling_lam.network import BASELINE_LAYOUT, EXPONENT_FLOOR, N_HIDDEN, N_INPUTS, NNDTF_LAYOUT
-from evolving_ttt.systems import get_system, run_system
 
 SEEDS = 20
 ROUNDS = 2
@@ -114,22 +115,24 @@ def engine_path(path: str):
         yield
         return
     functions = FUNCTIONS[path]
-    saved = experiment.ling_lam_outputs, ga.power, ga.scalar_power
-    experiment.ling_lam_outputs = numpy_path_outputs(functions)
+    saved = network.ling_lam_outputs, ga.power, ga.scalar_power
+    network.ling_lam_outputs = numpy_path_outputs(functions)
     ga.power, ga.scalar_power = functions["power"], functions["scalar_power"]
     try:
         yield
     finally:
-        experiment.ling_lam_outputs, ga.power, ga.scalar_power = saved
+        network.ling_lam_outputs, ga.power, ga.scalar_power = saved
 
 
 def full_experiment(path: str, iterations: int):
-    """The paper's two methods x 20 seeds, as the system runs them (one task per run), in this process."""
+    """The paper's two methods x 20 seeds as the system runs them on one process (one share: every run of a method
+    in lockstep), on the lockstep engine, in this process."""
     settings = LingLamConfig(iterations=iterations)
     start = time.perf_counter()
     with engine_path(path):
-        record = run_system(get_system("ling-lam"), settings, 1, 1, None)
-    return time.perf_counter() - start, {method: run.champions for method, run in record.items()}
+        champions = {method: experiment.train(method, settings, 1, engine="lockstep").champions
+                     for method in settings.methods}  # fmt: skip
+    return time.perf_counter() - start, champions
 
 
 def lockstep(path: str, iterations: int):
@@ -142,9 +145,10 @@ def lockstep(path: str, iterations: int):
         nndtf = experiment.fitness_function("nndtf", training)
         baseline = experiment.fitness_function("baseline", training)
         first = improved_ga_lockstep(nndtf, network.NNDTF_GENES, [np.random.default_rng(s) for s in range(SEEDS)],
-                                     improved)  # fmt: skip
+                                     improved, engine="lockstep")  # fmt: skip
         second = traditional_ga_lockstep(baseline, network.BASELINE_GENES,
-                                         [np.random.default_rng(s) for s in range(SEEDS)], traditional)  # fmt: skip
+                                         [np.random.default_rng(s) for s in range(SEEDS)], traditional,
+                                         engine="lockstep")  # fmt: skip
     return time.perf_counter() - start, {"nndtf": first.champions, "baseline": second.champions}
 
 
@@ -175,7 +179,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=2_000, help="iterations per run (default 2,000)")
     args = parser.parse_args()
     lockstep("fused", 50)  # compile or load the kernels before timing
-    compare("The full experiment as the system runs it (one task per run)", full_experiment, args.iterations)
+    compare("The full experiment as the system runs it on one process", full_experiment, args.iterations)
     compare("The lockstep engine (chapter 16)", lockstep, args.iterations)
 
 

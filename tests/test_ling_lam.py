@@ -317,13 +317,15 @@ def test_blocks_of_draws_are_the_same_numbers_as_one_at_a_time():
     assert np.array_equal(a.random((5, 7)), np.stack([b.random(7) for _ in range(5)]))
 
 
+@pytest.mark.parametrize("engine_name", ["lockstep", "compiled"])
 @pytest.mark.parametrize(("order", "replacement"), [("simultaneous", "text"), ("sequential", "figure")])
-def test_lockstep_improved_ga_is_the_readable_one_bit_for_bit(order, replacement, monkeypatch):
+def test_lockstep_improved_ga_is_the_readable_one_bit_for_bit(order, replacement, engine_name, monkeypatch):
     monkeypatch.setattr(engine, "DRAW_BLOCK", 7)  # several blocks in a short run
     training = network.training_positions(count=40)
     evaluate = experiment.fitness_function("nndtf", training, order)
     settings = ga.ImprovedGASettings(iterations=60, replacement=replacement)
-    lock = engine.improved_ga_lockstep(evaluate, 114, [np.random.default_rng(s) for s in range(3)], settings)
+    lock = engine.improved_ga_lockstep(evaluate, 114, [np.random.default_rng(s) for s in range(3)], settings,
+                                       engine=engine_name)  # fmt: skip
     for s in range(3):
         one = ga.improved_ga(evaluate, 114, np.random.default_rng(s), settings)
         assert np.array_equal(one.population[0], lock.population[s])
@@ -332,12 +334,14 @@ def test_lockstep_improved_ga_is_the_readable_one_bit_for_bit(order, replacement
     assert np.all(np.diff(lock.best_fitness, axis=1) >= 0)  # the best is never lost
 
 
-def test_lockstep_traditional_ga_is_the_readable_one_bit_for_bit(monkeypatch):
+@pytest.mark.parametrize("engine_name", ["lockstep", "compiled"])
+def test_lockstep_traditional_ga_is_the_readable_one_bit_for_bit(engine_name, monkeypatch):
     monkeypatch.setattr(engine, "DRAW_BLOCK", 7)
     training = network.training_positions(count=40)
     evaluate = experiment.fitness_function("baseline", training)
     settings = ga.TraditionalGASettings(iterations=60)
-    lock = engine.traditional_ga_lockstep(evaluate, 89, [np.random.default_rng(s) for s in range(3)], settings)
+    lock = engine.traditional_ga_lockstep(evaluate, 89, [np.random.default_rng(s) for s in range(3)], settings,
+                                          engine=engine_name)  # fmt: skip
     for s in range(3):
         one = ga.traditional_ga(evaluate, 89, np.random.default_rng(s), settings)
         assert np.array_equal(one.population[0], lock.population[s])

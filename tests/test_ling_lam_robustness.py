@@ -14,15 +14,17 @@ def small_training():
     return network.training_positions(3, 20)
 
 
+@pytest.mark.parametrize("engine_name", ["lockstep", "compiled"])
 @pytest.mark.parametrize("kind", ["nndtf", "baseline"])
 @pytest.mark.parametrize("population", [6, 7])
-def test_generational_readable_and_lockstep_agree(kind, population):
+def test_generational_readable_and_lockstep_agree(kind, population, engine_name):
     training = small_training()
     evaluate = experiment.fitness_function(kind, training)
     n = network.gene_count(kind)
     settings = ga.TraditionalGASettings(population=population, iterations=25, form="generational")
     readable = [ga.traditional_ga(evaluate, n, np.random.default_rng(s), settings) for s in (5, 6)]
-    lockstep = engine.traditional_ga_lockstep(evaluate, n, [np.random.default_rng(s) for s in (5, 6)], settings)
+    lockstep = engine.traditional_ga_lockstep(evaluate, n, [np.random.default_rng(s) for s in (5, 6)], settings,
+                                              engine=engine_name)  # fmt: skip
     for k, run in enumerate(readable):
         assert np.array_equal(run.champions[0], lockstep.champions[k])
         assert np.array_equal(run.best_fitness[0], lockstep.best_fitness[k])

@@ -48,9 +48,9 @@ from evolving_ttt.ling_lam.network import (
     NNDTF_GENES,
     NNDTF_LAYOUT,
     TRAINING_SOURCES,
+    NetworkFitness,
     TrainingSet,
     check_genes,
-    fitness,
     gene_count,
     hidden_of,
     ling_lam_outputs,
@@ -197,11 +197,9 @@ def cached_training_positions(seed: int, count: int, source: str) -> TrainingSet
     return training_positions(seed, count, source)
 
 
-def fitness_function(kind: str, training: TrainingSet, order: str = "simultaneous"):
+def fitness_function(kind: str, training: TrainingSet, order: str = "simultaneous") -> NetworkFitness:
     """The fitness (31) of chromosomes (k, n) of ``kind``'s network (``"nndtf"`` or ``"baseline"``), as a function."""
-    if kind not in NETWORK_KINDS:
-        raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {kind!r}")
-    return lambda genes: fitness(ling_lam_outputs(kind, genes, training.inputs, order), training)
+    return NetworkFitness(kind, training, order)
 
 
 def method_generators(seed: int, method: str, runs: int) -> list[np.random.Generator]:
@@ -272,28 +270,32 @@ def _check_run_call(method: object, config: object, seed: object, progress: obje
         raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
 
 
-def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress) -> GARun:
-    """One worker's share of :func:`train`: these runs of ``method``, in lockstep in this process."""
+def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress,
+                 engine: str = "auto") -> GARun:  # fmt: skip
+    """One worker's share of :func:`train`: these runs of ``method`` in this process, on ``engine``
+    (:data:`~evolving_ttt.ling_lam.engine.ENGINES`)."""
     rngs = [method_generators(seed, method, config.seeds)[s] for s in runs]
     kind, algorithm = METHODS[method]
     evaluate = fitness_function(kind, config.training(), config.order)
-    engine = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
-    return engine(evaluate, gene_count(kind, config.hidden), rngs, config.settings(method), progress)
+    run = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
+    return run(evaluate, gene_count(kind, config.hidden), rngs, config.settings(method), progress, engine)
 
 
 def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
-          workers: int = 1, scheduler: object = None) -> TrainingRun:  # fmt: skip
+          workers: int = 1, scheduler: object = None, engine: str = "auto") -> TrainingRun:  # fmt: skip
     """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
     Run s draws only from its own generator (:func:`method_generators`), so the result is the same, bit
     for bit, for any number of workers, or on a Dask cluster (``scheduler``: ``"local"`` or a scheduler's
     address, see :class:`evolving_ttt.parallel.TaskRunner`). The bar follows this process's share of the runs.
+    ``engine`` (:data:`~evolving_ttt.ling_lam.engine.ENGINES`) changes the speed only, never a bit.
     """
     _check_run_call(method, config, seed, progress)
     config.settings(method)  # checks the method
     label = progress if isinstance(progress, str) else f"{method}: {config.seeds} runs x {config.iterations} iterations"
-    parts = run_shared(partial(_train_share, method, config, seed), list(range(config.seeds)), workers, scheduler,
-                       progress and label, label, config.training)  # fmt: skip
+    share = partial(_train_share, method, config, seed, engine=engine)
+    parts = run_shared(share, list(range(config.seeds)), workers, scheduler, progress and label, label,
+                       config.training)  # fmt: skip
     return TrainingRun(
         method, config, int(seed), np.concatenate([p.best_fitness for p in parts]),
         np.concatenate([p.champions for p in parts]), np.concatenate([p.champion_fitness for p in parts]),

@@ -9,8 +9,10 @@ of :mod:`evolving_ttt.numerics`: the outputs are the readable ones bit for bit (
 * :func:`transfer_layer` applies the transfer function (7) to flat arrays in three branch-free passes (exponents,
   exponentials, signs), so that the compiler runs each pass on a whole vector register of numbers at once (a
   wider register does the same operations on more numbers: the same bits).
-* :func:`nndtf_kernel` holds one network's hidden layer as (neurons, boards) and applies each transfer function
-  to all boards at once; :func:`baseline_kernel` does the same for the baseline's tanh.
+* :func:`nndtf_network` holds one network's hidden layer as (neurons, boards) and applies each transfer function
+  to all boards at once; :func:`baseline_network` does the same for the baseline's tanh. :func:`nndtf_kernel` and
+  :func:`baseline_kernel` run them on many networks; the compiled GA loops of
+  :mod:`evolving_ttt.ling_lam.loops` call them on a few boards at a time.
 """
 
 from __future__ import annotations
@@ -54,16 +56,20 @@ def transfer_layer(f: np.ndarray, mean: np.ndarray, spread: np.ndarray, out: np.
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
+def _input_sum(g: np.ndarray, columns: np.ndarray, hidden: int, j: int, out: np.ndarray) -> None:
+    """``out[p] = sum_i columns[i, p] v[i, j]`` for neuron j, from 0 in order, each sum held in a register."""
+    for p in range(columns.shape[1]):
+        total = 0.0
+        for i in range(N_INPUTS):
+            total += columns[i, p] * g[i * hidden + j]
+        out[p] = total
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _input_sums(g: np.ndarray, columns: np.ndarray, hidden: int, out: np.ndarray) -> None:
     """``out[j, p] = sum_i columns[i, p] v[i, j]`` for input weights ``v[i, j]`` at ``g[i h + j]``, from 0 in order."""
-    boards = columns.shape[1]
     for j in range(hidden):
-        for p in range(boards):
-            out[j, p] = 0.0
-        for i in range(N_INPUTS):
-            weight = g[i * hidden + j]
-            for p in range(boards):
-                out[j, p] += columns[i, p] * weight
+        _input_sum(g, columns, hidden, j, out[j])
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
@@ -77,68 +83,127 @@ def _output_sums(layer: np.ndarray, g: np.ndarray, start: int, out: np.ndarray) 
             out[p] += layer[j, p] * weight
 
 
+SCRATCH_LAYERS = 6
+"""Scratch arrays (hidden, boards) one NNDTF needs: input sums, static outputs, z, means, spreads, differences."""
+
+
+@numba.njit(**JIT_OPTIONS)
+def nndtf_network(g: np.ndarray, columns: np.ndarray, hidden: int, sequential: bool, scratch: np.ndarray,
+                  out: np.ndarray) -> None:  # fmt: skip
+    """One NNDTF's outputs ``out[p]`` (genes ``g``) on the boards ``columns`` (9, P), input i of board p in row i.
+
+    ``scratch`` is (:data:`SCRATCH_LAYERS`, hidden, P) working space. The genes' layout is
+    :func:`~evolving_ttt.ling_lam.network.nndtf_layout`'s: input weights ``v[i, j]`` at ``i h + j``, then the static
+    means, static spreads, mean links, spread links and output weights (h each), then the output's mean and spread.
+    Every sum starts from 0 and adds its terms in order, as Python's ``sum`` does in the readable version. Each board
+    is computed on its own (the same operations whatever the other boards), so any subset of boards gives the same
+    outputs as the whole set.
+    """
+    boards = columns.shape[1]
+    sums, static, z, mean, spread, d = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
+    static_mean, static_spread, mean_link = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    spread_link, output_weights, output_mean = (N_INPUTS + 3) * hidden, (N_INPUTS + 4) * hidden, (N_INPUTS + 5) * hidden
+    _input_sums(g, columns, hidden, sums)  # the static transfer functions of every neuron on every board
+    for j in range(hidden):
+        for p in range(boards):
+            mean[j, p], spread[j, p] = g[static_mean + j], g[static_spread + j]
+    transfer_layer(sums.ravel(), mean.ravel(), spread.ravel(), static.ravel(), d.ravel())
+    if sequential:  # neuron by neuron: a neighbour already computed gives its z, one not yet its static output
+        z[:] = static
+        for j in range(hidden):
+            after, before = (j + 1) % hidden, (j - 1) % hidden
+            for p in range(boards):
+                mean[0, p], spread[0, p] = g[mean_link + j] * z[after, p], g[spread_link + j] * z[before, p]
+            transfer_layer(static[j], mean[0], spread[0], z[j], d[0])
+    else:  # every neuron at once, from its neighbours' static outputs
+        for j in range(hidden):
+            after, before = (j + 1) % hidden, (j - 1) % hidden
+            for p in range(boards):
+                mean[j, p] = g[mean_link + j] * static[after, p]
+                spread[j, p] = g[spread_link + j] * static[before, p]
+        transfer_layer(static.ravel(), mean.ravel(), spread.ravel(), z.ravel(), d.ravel())
+    total = sums[0]  # reused: the output neuron's input sum on every board
+    _output_sums(z, g, output_weights, total)
+    for p in range(boards):
+        mean[0, p], spread[0, p] = g[output_mean], g[output_mean + 1]
+    transfer_layer(total, mean[0], spread[0], out, d[0])
+
+
+@numba.njit(**JIT_OPTIONS)
+def nndtf_update(g: np.ndarray, columns: np.ndarray, hidden: int, gene: int, scratch: np.ndarray,
+                 out: np.ndarray) -> None:  # fmt: skip
+    """:func:`nndtf_network` (simultaneous order) for a network that differs in gene ``gene`` only from one whose
+    static outputs and z ``scratch[1]`` and ``scratch[2]`` hold on these boards: only what the gene changes is
+    computed again, with the very operations of :func:`nndtf_network`, so the outputs are its outputs bit for bit.
+
+    An input weight ``v[i, j]``, neuron j's static mean or spread change its static output, and so z of j and of its
+    two neighbours (which read it); a link of neuron j changes z of j; every gene changes the output.
+    """
+    boards = columns.shape[1]
+    sums, static, z, mean, spread, d = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
+    static_mean, static_spread, mean_link = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    spread_link, output_weights, output_mean = (N_INPUTS + 3) * hidden, (N_INPUTS + 4) * hidden, (N_INPUTS + 5) * hidden
+    j = gene % hidden
+    if gene < mean_link:  # neuron j's static output, then z of j - 1, j and j + 1
+        _input_sum(g, columns, hidden, j, sums[0])
+        for p in range(boards):
+            mean[0, p], spread[0, p] = g[static_mean + j], g[static_spread + j]
+        transfer_layer(sums[0], mean[0], spread[0], static[j], d[0])
+        first, last = j - 1, j + 1
+    elif gene < output_weights:  # a link of neuron j: z of j
+        first, last = j, j
+    else:
+        first, last = 0, -1
+    for k in range(first, last + 1):
+        m = k % hidden
+        after, before = (m + 1) % hidden, (m - 1) % hidden
+        for p in range(boards):
+            mean[0, p] = g[mean_link + m] * static[after, p]
+            spread[0, p] = g[spread_link + m] * static[before, p]
+        transfer_layer(static[m], mean[0], spread[0], z[m], d[0])
+    total = sums[0]
+    _output_sums(z, g, output_weights, total)
+    for p in range(boards):
+        mean[0, p], spread[0, p] = g[output_mean], g[output_mean + 1]
+    transfer_layer(total, mean[0], spread[0], out, d[0])
+
+
 @numba.njit(**JIT_OPTIONS)
 def nndtf_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, sequential: bool, out: np.ndarray) -> None:
     """NNDTF outputs ``out[b, p]`` of networks ``genes`` (B, 14 h + 2) on encoded boards ``inputs`` (P, 9).
 
-    The genes' layout is :func:`~evolving_ttt.ling_lam.network.nndtf_layout`'s: input weights ``v[i, j]`` at
-    ``i h + j``, then the static means, static spreads, mean links, spread links and output weights (h each),
-    then the output's mean and spread. Every sum starts from 0 and adds its terms in order, as Python's ``sum``
-    does in the readable version.
+    One :func:`nndtf_network` per network, the hidden layer held as (neurons, boards).
     """
-    boards = inputs.shape[0]
     columns = np.ascontiguousarray(inputs.T)  # (9, P): input i of every board
-    sums, static, z = np.empty((hidden, boards)), np.empty((hidden, boards)), np.empty((hidden, boards))
-    mean, spread, d = np.empty((hidden, boards)), np.empty((hidden, boards)), np.empty((hidden, boards))
-    static_mean, static_spread, mean_link = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
-    spread_link, output_weights, output_mean = (N_INPUTS + 3) * hidden, (N_INPUTS + 4) * hidden, (N_INPUTS + 5) * hidden
+    scratch = np.empty((SCRATCH_LAYERS, hidden, inputs.shape[0]))
     for b in range(genes.shape[0]):
-        g = genes[b]
-        _input_sums(g, columns, hidden, sums)  # the static transfer functions of every neuron on every board
-        for j in range(hidden):
-            for p in range(boards):
-                mean[j, p], spread[j, p] = g[static_mean + j], g[static_spread + j]
-        transfer_layer(sums.ravel(), mean.ravel(), spread.ravel(), static.ravel(), d.ravel())
-        if sequential:  # neuron by neuron: a neighbour already computed gives its z, one not yet its static output
-            z[:] = static
-            for j in range(hidden):
-                after, before = (j + 1) % hidden, (j - 1) % hidden
-                for p in range(boards):
-                    mean[0, p], spread[0, p] = g[mean_link + j] * z[after, p], g[spread_link + j] * z[before, p]
-                transfer_layer(static[j], mean[0], spread[0], z[j], d[0])
-        else:  # every neuron at once, from its neighbours' static outputs
-            for j in range(hidden):
-                after, before = (j + 1) % hidden, (j - 1) % hidden
-                for p in range(boards):
-                    mean[j, p] = g[mean_link + j] * static[after, p]
-                    spread[j, p] = g[spread_link + j] * static[before, p]
-            transfer_layer(static.ravel(), mean.ravel(), spread.ravel(), z.ravel(), d.ravel())
-        total = sums[0]  # reused: the output neuron's input sum on every board
-        _output_sums(z, g, output_weights, total)
+        nndtf_network(genes[b], columns, hidden, sequential, scratch, out[b])
+
+
+@numba.njit(**JIT_OPTIONS)
+def baseline_network(g: np.ndarray, columns: np.ndarray, hidden: int, layer: np.ndarray, out: np.ndarray) -> None:
+    """One baseline network's outputs ``out[p]``: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)``, sums from 0 in
+    order, on the boards ``columns`` (9, P); ``layer`` is (hidden, P) working space.
+
+    The layout is :func:`~evolving_ttt.ling_lam.network.baseline_layout`'s: ``v[i, j]`` at ``i h + j``, then the h
+    hidden biases, the h output weights and the output bias. As in :func:`nndtf_network`, the hidden layer is held as
+    (neurons, boards), so that each tanh pass runs over all boards at once.
+    """
+    boards = columns.shape[1]
+    hidden_bias, output_weights, output_bias = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    _input_sums(g, columns, hidden, layer)
+    for j in range(hidden):
         for p in range(boards):
-            mean[0, p], spread[0, p] = g[output_mean], g[output_mean + 1]
-        transfer_layer(total, mean[0], spread[0], out[b], d[0])
+            layer[j, p] = tanh_scalar(layer[j, p] + g[hidden_bias + j])
+    _output_sums(layer, g, output_weights, out)  # w_j h_j equals h_j w_j: a product does not depend on order
+    for p in range(boards):
+        out[p] = tanh_scalar(out[p] + g[output_bias])
 
 
 @numba.njit(**JIT_OPTIONS)
 def baseline_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, out: np.ndarray) -> None:
-    """Baseline outputs ``out[b, p]``: ``tanh(sum_j w_j tanh(sum_i x_i v_ij + b_j) + b_o)``, sums from 0 in order.
-
-    The layout is :func:`~evolving_ttt.ling_lam.network.baseline_layout`'s: ``v[i, j]`` at ``i h + j``, then the h
-    hidden biases, the h output weights and the output bias. As in :func:`nndtf_kernel`, one network's hidden layer
-    is held as (neurons, boards), so that each tanh pass runs over all boards at once.
-    """
-    boards = inputs.shape[0]
+    """Baseline outputs ``out[b, p]`` of networks ``genes`` (B, 11 h + 1) on encoded boards ``inputs`` (P, 9)."""
     columns = np.ascontiguousarray(inputs.T)  # (9, P): input i of every board
-    layer = np.empty((hidden, boards))
-    total = np.empty(boards)
-    hidden_bias, output_weights, output_bias = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    layer = np.empty((hidden, inputs.shape[0]))
     for b in range(genes.shape[0]):
-        g = genes[b]
-        _input_sums(g, columns, hidden, layer)
-        for j in range(hidden):
-            for p in range(boards):
-                layer[j, p] = tanh_scalar(layer[j, p] + g[hidden_bias + j])
-        _output_sums(layer, g, output_weights, total)  # w_j h_j equals h_j w_j: a product does not depend on order
-        for p in range(boards):
-            out[b, p] = tanh_scalar(total[p] + g[output_bias])
+        baseline_network(genes[b], columns, hidden, layer, out[b])

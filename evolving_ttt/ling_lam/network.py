@@ -9,7 +9,8 @@ A network is a flat vector of genes in [-1, 1] (the chromosome the genetic algor
   units with biases); :func:`baseline_output` is the readable version, :func:`baseline_outputs` the engine.
 * :func:`output_squares` turns an output in [-1, 1] into a move: the grid number ``5 + 4 y`` and the
   empty square whose paper grid number (:data:`GRID_NUMBERS`) is closest.
-* :class:`TrainingSet` holds the 100 training positions; :func:`fitness` is the paper's equation (31).
+* :class:`TrainingSet` holds the 100 training positions; :func:`fitness` is the paper's equation (31), and
+  :class:`NetworkFitness` that fitness of one kind of network, as the function the GAs maximize.
 """
 
 from __future__ import annotations
@@ -400,6 +401,29 @@ def fitness(outputs: np.ndarray, training: TrainingSet) -> np.ndarray:
     steps = output_steps(outputs) + np.arange(len(training.boards)) * training.score_by_step.shape[1]
     return training.score_by_step.ravel().take(steps).sum(axis=-1) / training.best_total  # the moves' scores
 
+
+@dataclass(frozen=True, eq=False)
+class NetworkFitness:
+    """The fitness (31) of ``kind``'s networks on ``training``, as a function of chromosomes (k, n) -> (k,).
+
+    What the GAs maximize (:func:`evolving_ttt.ling_lam.experiment.fitness_function` makes one). Unlike any other
+    function, it tells the engine which networks it scores, so that the compiled GA loops of
+    :mod:`evolving_ttt.ling_lam.loops` can score them themselves.
+    """
+
+    kind: str
+    training: TrainingSet
+    order: str = "simultaneous"
+
+    def __post_init__(self) -> None:
+        if self.kind not in NETWORK_KINDS:
+            raise ValueError(f"kind must be one of {NETWORK_KINDS}; got {self.kind!r}")
+        check_instance(self.training, TrainingSet, "training", "a TrainingSet (training_positions makes one)")
+        if self.order not in HIDDEN_ORDERS:
+            raise ValueError(f"order must be one of {HIDDEN_ORDERS}; got {self.order!r}")
+
+    def __call__(self, genes: np.ndarray) -> np.ndarray:
+        return fitness(ling_lam_outputs(self.kind, genes, self.training.inputs, self.order), self.training)
 
 def all_x_positions() -> TrainingSet:
     """A :class:`TrainingSet` of every reachable unfinished position with X to move and two or more empty squares.

@@ -1,0 +1,385 @@
+"""Ling and Lam's GAs compiled whole: one run's iterations in one compiled loop, bit for bit the readable GAs.
+
+The readable GAs of :mod:`evolving_ttt.ling_lam.ga` spend most of their time in Python and in numpy calls on small
+arrays; the lockstep engine (:mod:`evolving_ttt.ling_lam.engine`) shares those calls among many runs, but a sweep
+runs one run per task. Here a block of iterations runs in compiled loops (numba,
+:data:`~evolving_ttt.numerics.JIT_OPTIONS`, never ``fastmath``), each operator written element by element with
+exactly the floating-point operations of its numpy version in :mod:`evolving_ttt.ling_lam.ga` (``roulette``,
+``crossover_candidates``, ``mutants``, ``replace_worst``, ``arithmetic_crossover``, ``nonuniform_mutation``), in the
+same order, on the very numbers the readable GA draws (the engine hands each block the run's draws).
+
+The fitness (31) is a sum of whole scores, one per training position, over their best total: whole numbers add
+exactly in any order, and dividing by the same positive total keeps their order. So each network is scored a chunk
+of positions at a time, the positions sorted by their best score (:class:`Scoring`), and only as far as the GA's
+choice needs: a mutant until it surely cannot beat the member it would replace (:func:`_beats`); the crossover
+candidates until one is surely the first of the fittest (:func:`_fittest`; the offspring's fitness is never kept).
+A fitness the GA keeps is always scored whole. The first mutant differs from the offspring in one gene: on the chunks
+the offspring was scored on, only what that gene changes is computed again
+(:func:`~evolving_ttt.ling_lam.fused.nndtf_update`, the simultaneous order). The GA's choices, and every fitness it
+keeps, are the readable ones.
+
+* :class:`Scoring`: the training positions in chunks, and the bounds;
+* :func:`population_fitness`: the fitness of every chromosome of a population;
+* :func:`improved_block`, :func:`traditional_block`, :func:`generational_block`: a block of iterations of one run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, baseline_network, nndtf_network, nndtf_update
+from evolving_ttt.ling_lam.network import TrainingSet
+from evolving_ttt.numerics import JIT_OPTIONS, power_scalar, scalar_power
+
+LOWER, UPPER = -1.0, 1.0
+"""The genes' bounds (:data:`evolving_ttt.ling_lam.ga.LOWER` and ``UPPER``)."""
+
+CHUNK = 20
+"""Positions scored between two looks at the bounds (a fifth of the paper's 100; 16 and 32 measured about the same)."""
+
+STEPS = 17
+"""The columns of :attr:`~evolving_ttt.ling_lam.network.TrainingSet.score_by_step`: ``ceil(8 y) + 8``, 0 to 16."""
+
+
+class Scoring(NamedTuple):
+    """A training set laid out for the compiled loops.
+
+    Attributes
+    ----------
+    chunks
+        (C, 9, CHUNK) the encoded positions, sorted by their best score (highest first), input i of each position in
+        row i; the last chunk is padded with empty boards.
+    scores
+        (C, CHUNK, 17) the score of each output step on each position (:attr:`TrainingSet.score_by_step`, 0 for the
+        padding).
+    bounds, floors
+        (C + 1,) int64: ``bounds[c]`` is the sum of the best scores of the positions in chunks c onwards, ``floors[c]``
+        the sum of their worst scores.
+    best_total
+        The denominator of (31), as a float.
+    """
+
+    chunks: np.ndarray
+    scores: np.ndarray
+    bounds: np.ndarray
+    floors: np.ndarray
+    best_total: float
+
+
+def scoring(training: TrainingSet, chunk: int = CHUNK) -> Scoring:
+    """``training`` in chunks of ``chunk`` positions, the most valuable first (:class:`Scoring`)."""
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f"chunk must be a whole number of positions >= 1; got {chunk!r}")
+    best = training.score_by_step.max(axis=1)
+    order = np.argsort(-best, kind="stable")
+    count = -(-len(order) // chunk)
+    inputs = np.zeros((count * chunk, N_INPUTS))
+    scores = np.zeros((count * chunk, STEPS), dtype=np.int64)
+    inputs[: len(order)], scores[: len(order)] = training.inputs[order], training.score_by_step[order]
+    chunks = np.ascontiguousarray(inputs.reshape(count, chunk, N_INPUTS).transpose(0, 2, 1))
+    per_chunk = [part.reshape(count, chunk).sum(axis=1) for part in (scores.max(axis=1), scores.min(axis=1))]
+    sums = [np.concatenate([np.cumsum(part[::-1])[::-1], [0]]).astype(np.int64) for part in per_chunk]
+    return Scoring(chunks, scores.reshape(count, chunk, STEPS), *sums, float(training.best_total))
+
+
+@numba.njit(**JIT_OPTIONS)
+def _moves_score(scores, c, outputs) -> int:
+    """The summed scores of the moves of ``outputs`` on the positions of chunk ``c``: the step of output y is
+    :func:`~evolving_ttt.ling_lam.network.output_steps`' ``ceil(8 y)``, clipped to [-8, 8]."""
+    total = 0
+    for p in range(outputs.size):
+        step = math.ceil(8.0 * outputs[p])
+        total += scores[c, p, int(min(max(step, -8.0), 8.0)) + 8]
+    return total
+
+
+@numba.njit(**JIT_OPTIONS)
+def _chunk_score(g, nndtf, hidden, sequential, chunks, scores, c, scratch, outputs) -> int:
+    """The summed scores of the moves of network ``g`` on the positions of chunk ``c``."""
+    if nndtf:
+        nndtf_network(g, chunks[c], hidden, sequential, scratch, outputs)
+    else:
+        baseline_network(g, chunks[c], hidden, scratch[0], outputs)
+    return _moves_score(scores, c, outputs)
+
+
+PLAIN, KEEP, REUSE = 0, 1, 2
+"""What :func:`_score_next` does besides scoring (``reuse[0]``): nothing; keep each NNDTF's static outputs and z in
+``memory[k, chunk]`` (the crossover candidates); or score the first mutant, which differs from candidate
+``reuse[1]`` in gene ``reuse[3]`` only, from that candidate's kept chunks (the first ``reuse[2]``)."""
+
+
+@numba.njit(**JIT_OPTIONS)
+def _score_next(k, genes, done, partial, nndtf, hidden, sequential, chunks, scores, scratch, outputs, memory,
+                reuse) -> None:  # fmt: skip
+    """Score the next chunk of ``genes[k]`` into ``partial[k]`` and ``done[k]`` (:data:`REUSE` for the roles)."""
+    c = done[k]
+    if reuse[0] == REUSE and k == 0 and c < reuse[2]:
+        scratch[1, :, :], scratch[2, :, :] = memory[reuse[1], c, 0], memory[reuse[1], c, 1]
+        nndtf_update(genes[0], chunks[c], hidden, reuse[3], scratch, outputs)
+        partial[k] += _moves_score(scores, c, outputs)
+    else:
+        partial[k] += _chunk_score(genes[k], nndtf, hidden, sequential, chunks, scores, c, scratch, outputs)
+        if reuse[0] == KEEP:
+            memory[k, c, 0], memory[k, c, 1] = scratch[1], scratch[2]
+    done[k] += 1
+
+
+@numba.njit(**JIT_OPTIONS)
+def _beats(k, threshold, genes, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, best_total,
+           scratch, outputs, memory, reuse) -> bool:  # fmt: skip
+    """Whether the fitness of ``genes[k]`` exceeds ``threshold``; if it does, ``partial[k]`` is its whole score.
+
+    ``done[k]`` chunks of its positions are scored so far, their scores summed in ``partial[k]``. More are scored
+    only while the best fitness the rest could give, ``(partial + bounds[done]) / best_total``, exceeds the
+    threshold: division by a positive number keeps the order, so a bound at or below the threshold means the
+    fitness is too. With ``threshold = -inf`` every chunk is scored (the exact fitness).
+    """
+    while True:
+        if float(partial[k] + bounds[done[k]]) / best_total <= threshold:
+            return False
+        if done[k] == chunks.shape[0]:
+            return True
+        _score_next(k, genes, done, partial, nndtf, hidden, sequential, chunks, scores, scratch, outputs, memory,
+                    reuse)  # fmt: skip
+
+
+@numba.njit(**JIT_OPTIONS)
+def _whole_fitness(g, nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs) -> float:
+    """The fitness (31) of network ``g``, every position scored: the summed scores over the best total."""
+    total = 0
+    for c in range(chunks.shape[0]):
+        total += _chunk_score(g, nndtf, hidden, sequential, chunks, scores, c, scratch, outputs)
+    return float(total) / best_total
+
+
+@numba.njit(**JIT_OPTIONS)
+def _fitness_of_all(population, out, nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs) -> None:
+    for m in range(population.shape[0]):
+        out[m] = _whole_fitness(population[m], nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs)
+
+
+@numba.njit(**JIT_OPTIONS)
+def population_fitness(population, out, nndtf, hidden, sequential, chunks, scores, bounds, floors,
+                       best_total) -> None:  # fmt: skip
+    """``out[m]``: the fitness (31) of every chromosome of ``population`` (M, n), every position scored."""
+    scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunks.shape[2])), np.empty(chunks.shape[2])
+    _fitness_of_all(population, out, nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _roulette(fitness, u) -> int:
+    """:func:`~evolving_ttt.ling_lam.ga.roulette`: the running sums in order, d = (1 - u) total, how many below d."""
+    running = np.empty(fitness.size)
+    total = 0.0
+    for i in range(fitness.size):
+        total += fitness[i]
+        running[i] = total
+    d = (1.0 - u) * running[-1]
+    below = 0
+    for i in range(fitness.size):
+        if running[i] < d:
+            below += 1
+    return min(below, fitness.size - 1)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _first_max(values) -> int:
+    """``np.argmax``: the first of equals."""
+    top = 0
+    for i in range(1, values.size):
+        if values[i] > values[top]:
+            top = i
+    return top
+
+
+@numba.njit(**JIT_OPTIONS)
+def _first_min(values) -> int:
+    """``np.argmin``: the first of equals."""
+    low = 0
+    for i in range(1, values.size):
+        if values[i] < values[low]:
+            low = i
+    return low
+
+
+@numba.njit(**JIT_OPTIONS)
+def _clip(x: float) -> float:
+    return min(max(x, LOWER), UPPER)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _fittest(genes, count, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors, best_total,
+             scratch, outputs, memory, reuse) -> int:  # fmt: skip
+    """``np.argmax`` of the fitness of ``genes[:count]`` (the first of equals), each scored only as far as it takes.
+
+    Each fitness lies between ``(partial + floors[done]) / best_total`` and ``(partial + bounds[done]) / best_total``.
+    Candidate k is out once another one, j, is surely fitter: k's highest below j's lowest, or equal to it with j
+    before k (then k is at most equal to an earlier one). Until one is left, the candidate with the fewest chunks
+    scored (the first of those) scores its next chunk; when all are scored the first of the fittest is left.
+    """
+    alive = np.ones(count, dtype=np.bool_)
+    high, low = np.empty(count), np.empty(count)
+    while True:
+        for k in range(count):
+            high[k] = float(partial[k] + bounds[done[k]]) / best_total
+            low[k] = float(partial[k] + floors[done[k]]) / best_total
+        left, next_k = 0, -1
+        for k in range(count):
+            if alive[k]:
+                for j in range(count):
+                    if alive[j] and j != k and (high[k] < low[j] or (high[k] <= low[j] and j < k)):
+                        alive[k] = False
+                        break
+            if alive[k]:
+                left += 1
+                if next_k < 0 or done[k] < done[next_k]:
+                    next_k = k
+        if left == 1:
+            return next_k
+        _score_next(next_k, genes, done, partial, nndtf, hidden, sequential, chunks, scores, scratch, outputs, memory,
+                    reuse)  # fmt: skip
+
+
+@numba.njit(**JIT_OPTIONS)
+def improved_block(population, fitness, draws, best, start, up, down, middle, w, acceptance, subset_probability,
+                   figure, nndtf, hidden, sequential, chunks, scores, bounds, floors, best_total) -> None:  # fmt: skip
+    """Iterations ``start .. start + len(draws) - 1`` of one improved-GA run (Figure 7), in place.
+
+    ``population`` (N, n) and ``fitness`` (N,) are the run's; ``draws`` (B, 5 + 3 n) the iterations' uniform
+    numbers; ``best[start + i + 1]`` receives the best fitness after iteration ``start + i``. ``up``, ``down`` and
+    ``middle`` are :func:`~evolving_ttt.ling_lam.ga.crossover_candidates`' constants ``UPPER (1 - w)``,
+    ``LOWER (1 - w)`` and ``(UPPER + LOWER) (1 - w)``; ``figure`` is the ``"figure"`` reading of the replacement.
+    """
+    n, count, chunk = population.shape[1], chunks.shape[0], chunks.shape[2]
+    candidates, children = np.empty((4, n)), np.empty((3, n))
+    done, partial = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
+    scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunk)), np.empty(chunk)
+    incremental = nndtf and not sequential  # nndtf_update: the simultaneous order
+    memory = np.empty((4, count, 2, hidden, chunk) if incremental else (1, 1, 1, 1, 1))
+    reuse = np.zeros(4, dtype=np.int64)
+    for i in range(draws.shape[0]):
+        d = draws[i]
+        first, second = _roulette(fitness, d[0]), _roulette(fitness, d[1])
+        for g in range(n):  # crossover_candidates (23)-(26)
+            x, y = population[first, g], population[second, g]
+            high, low, both = (x if x >= y else y), (x if x <= y else y), x + y
+            candidates[0, g] = _clip(both * 0.5)
+            candidates[1, g] = _clip(up + high * w)
+            candidates[2, g] = _clip(down + low * w)
+            candidates[3, g] = _clip((middle + both * w) / 2.0)
+        done[:], partial[:], reuse[0] = 0, 0, KEEP if incremental else PLAIN
+        top = _fittest(candidates, 4, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
+                       best_total, scratch, outputs, memory, reuse)  # fmt: skip
+        offspring = candidates[top]
+        gene = min(int(d[2] * n), n - 1)  # mutants (30)
+        for g in range(n):
+            children[0, g] = offspring[g]
+            children[1, g] = LOWER + (UPPER - LOWER) * d[4 + n + g] if d[4 + g] < subset_probability else offspring[g]
+            children[2, g] = LOWER + (UPPER - LOWER) * d[4 + 2 * n + g]
+        children[0, gene] = LOWER + (UPPER - LOWER) * d[3]
+        reuse[0], reuse[1], reuse[2], reuse[3] = (REUSE if incremental else PLAIN), top, done[top], gene
+        done[:], partial[:] = 0, 0
+        accept = d[4 + 3 * n] < acceptance  # replace_worst (Figure 7)
+        if accept:
+            worst = _first_min(fitness)
+            b = _fittest(children, 3, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
+                         best_total, scratch, outputs, memory, reuse)  # fmt: skip
+            _beats(b, -math.inf, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
+                   best_total, scratch, outputs, memory, reuse)  # the winner's whole score: it joins the population
+            population[worst], fitness[worst] = children[b], float(partial[b]) / best_total
+        for k in range(3):
+            worst = _first_min(fitness)
+            active = (not accept) if (k == 0 or not figure) else True
+            if active and _beats(k, fitness[worst], children, done, partial, nndtf, hidden, sequential, chunks,
+                                 scores, bounds, best_total, scratch, outputs, memory, reuse):  # fmt: skip
+                population[worst], fitness[worst] = children[k], float(partial[k]) / best_total
+        best[start + i + 1] = fitness[_first_max(fitness)]
+
+
+@numba.njit(**JIT_OPTIONS)
+def _pair(population, fitness, d, exponent, crossover, mutation, out) -> None:
+    """Two children ``out`` (2, n) of one steady-state iteration from its draws ``d`` (4 + 6 n): two spins, the
+    :func:`~evolving_ttt.ling_lam.ga.arithmetic_crossover`, the :func:`~evolving_ttt.ling_lam.ga.nonuniform_mutation`
+    with the exponent ``(1 - t/T)^b`` (a power only for the genes that mutate); returns the parents' indices."""
+    n = population.shape[1]
+    first, second = _roulette(fitness, d[0]), _roulette(fitness, d[1])
+    a, cross = d[3], d[2] < crossover
+    for g in range(n):
+        x, y = population[first, g], population[second, g]
+        out[0, g] = _clip(a * x + (1 - a) * y if cross else x)
+        out[1, g] = _clip((1 - a) * x + a * y if cross else y)
+    for c in range(2):
+        for g in range(n):
+            x = out[c, g]
+            if d[4 + c * n + g] < mutation:  # the coin; then r and the direction
+                shrink = 1.0 - power_scalar(d[4 + 2 * n + c * n + g], exponent)
+                moved = x + (UPPER - x) * shrink if d[4 + 4 * n + c * n + g] < 0.5 else x - (x - LOWER) * shrink
+                out[c, g] = _clip(moved)
+    return first, second
+
+
+@numba.njit(**JIT_OPTIONS)
+def traditional_block(population, fitness, draws, exponents, best, population_best, champion, champion_fitness,
+                      start, crossover, mutation, nndtf, hidden, sequential, chunks, scores, bounds, floors,
+                      best_total) -> None:  # fmt: skip
+    """Iterations ``start ..`` of one steady-state traditional-GA run (Figure 6), in place.
+
+    ``exponents[i]`` is iteration ``start + i``'s ``(1 - t/T)^b`` (t counted from 1); ``champion`` (n,) and
+    ``champion_fitness`` (1,) are the fittest chromosome ever and its fitness; ``best`` and ``population_best``
+    receive the curves of :class:`~evolving_ttt.ling_lam.ga.GARun`.
+    """
+    n = population.shape[1]
+    children, children_fitness = np.empty((2, n)), np.empty(2)
+    scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunks.shape[2])), np.empty(chunks.shape[2])
+    for i in range(draws.shape[0]):
+        d = draws[i]
+        first, second = _pair(population, fitness, d, exponents[i], crossover, mutation, children)
+        _fitness_of_all(children, children_fitness, nndtf, hidden, sequential, chunks, scores, best_total, scratch,
+                        outputs)  # fmt: skip
+        population[first], fitness[first] = children[0], children_fitness[0]
+        population[second], fitness[second] = children[1], children_fitness[1]  # wins a slot picked twice
+        population_best[start + i + 1] = fitness[_first_max(fitness)]
+        k = _first_max(children_fitness)
+        if children_fitness[k] > champion_fitness[0]:
+            champion[:], champion_fitness[0] = children[k], children_fitness[k]
+        best[start + i + 1] = champion_fitness[0]
+
+
+@numba.njit(**JIT_OPTIONS)
+def generational_block(population, fitness, draws, exponents, best, start, crossover, mutation, nndtf, hidden,
+                       sequential, chunks, scores, bounds, floors, best_total) -> None:  # fmt: skip
+    """Generations ``start ..`` of one generational-GA run (chapter 22), in place: ``ceil(N / 2)`` pairs a generation,
+    each made as one steady-state iteration makes its two children; the best of the old population replaces the
+    least fit of the first N children."""
+    size, n = population.shape
+    pairs = (size + 1) // 2
+    per_pair = draws.shape[1] // pairs
+    children, children_fitness = np.empty((2 * pairs, n)), np.empty(size)
+    scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunks.shape[2])), np.empty(chunks.shape[2])
+    for i in range(draws.shape[0]):
+        for k in range(pairs):
+            _pair(population, fitness, draws[i, k * per_pair : (k + 1) * per_pair], exponents[i], crossover,
+                  mutation, children[2 * k : 2 * k + 2])  # fmt: skip
+        _fitness_of_all(children[:size], children_fitness, nndtf, hidden, sequential, chunks, scores, best_total,
+                        scratch, outputs)  # fmt: skip
+        elite, worst = _first_max(fitness), _first_min(children_fitness)
+        children[worst], children_fitness[worst] = population[elite], fitness[elite]
+        population[:], fitness[:] = children[:size], children_fitness
+        best[start + i + 1] = fitness[_first_max(fitness)]
+
+
+@functools.lru_cache(maxsize=8)
+def mutation_exponents(iterations: int, shape: float) -> np.ndarray:
+    """The non-uniform mutation's exponents ``(1 - t/T)^b`` for t = 1 .. T (read-only), as
+    :func:`~evolving_ttt.ling_lam.ga.nonuniform_mutation` computes them (:func:`~evolving_ttt.numerics.scalar_power`,
+    in decimal), once per process for each number of iterations and shape. The settings keep the shape b in
+    [0, 1e6], so every exponent is a number in [0, 1], as :func:`~evolving_ttt.numerics.power` requires."""
+    exponents = np.array([scalar_power(1.0 - t / iterations, shape) for t in range(1, iterations + 1)])
+    exponents.flags.writeable = False
+    return exponents

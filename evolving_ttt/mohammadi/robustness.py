@@ -37,7 +37,7 @@ from evolving_ttt.outcomes import outcome_probabilities, policy_table, random_po
 from evolving_ttt.perfect import lowest_square_player
 from evolving_ttt.records import STUDIES
 from evolving_ttt.tables import study_command
-from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of, run_sample
+from evolving_ttt.verdicts import Cell, Claim, Measure, Sample, change_of, changed_keys, run_sample
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 """The eight lines of the board, as squares (chapter 23)."""
@@ -161,6 +161,10 @@ The paper's own setting (scripted judge, bonuses added) is a cell of the ``judge
 STUDIES_FOLDER = STUDIES
 """Where the study's databases are committed (``book/data/studies``)."""
 
+JUDGE_SWEEPS = ("judge",)
+"""The sweeps that cross the judges with the readings of the bonus, each a pair of cells (with and without the
+scripted judge) for the claim that the judge helps, per reading (chapter 23)."""
+
 PAPER_CELL = {"judge": "perfect", "bonus_role": "added"}
 """The cell of the ``judge`` sweep that holds the paper's setting as the book reads it (chapter 23)."""
 
@@ -262,7 +266,6 @@ ABOVE_LOWEST = Measure("share of runs whose champion takes more points from the 
 
 
 SETTING_WORDS = {
-    "judge=perfect, bonus_role=tie_break": "bonuses that only break ties",
     "bonus_role=tie_break": "bonuses that only break ties",
     "bonus_role=added": "bonuses added to the outcome points",
     "crossover_root=True": "crossover that may pick the root",
@@ -273,6 +276,7 @@ SETTING_WORDS = {
     "seeds_kept=40": "40 programs kept between runs instead of 10",
     "population=512": "a population of 512 instead of 128",
     "generations=40": "40 generations a run instead of 15",
+    "generations=100": "100 generations a run instead of 15",
 }
 """The study's cells in words, for the verdicts (chapter 23)."""
 
@@ -323,31 +327,34 @@ def claims() -> list[Claim]:
         return lambda runs: run_sample(runs, measure)
 
     judged = []
-    for role in ("added", "tie_break"):
-        pair = {}
-        for name, _, settings, key, runs in cells:
-            if name == "judge" and settings["bonus_role"] == role and settings["judge"] in ("perfect", "none"):
-                pair[settings["judge"]] = (settings, key, runs)
-        if len(pair) < 2:
-            continue
-        extra = {}
-        if pair["perfect"][1] in confirmed and pair["none"][1] in confirmed:
-            extra["confirmation"] = _gain(confirmed[pair["perfect"][1]], confirmed[pair["none"][1]])
-        change = change_of(pair["perfect"][0], paper, STATED_KEYS)
-        both = [int(pair[judge][2]["cell"].iloc[0]) for judge in ("perfect", "none")]
-        command = confirmation_command(study_path("mohammadi_judge"), both, "confirm_mohammadi_judge")
-        judged.append(Cell(SETTING_WORDS[f"bonus_role={role}"], change, _gain(pair["perfect"][2], pair["none"][2]),
-                           confirm_command=command, **extra))  # fmt: skip
+    for sweep in JUDGE_SWEEPS:
+        for role in ("added", "tie_break"):
+            pair = {}
+            for name, _, settings, key, runs in cells:
+                if name == sweep and settings["bonus_role"] == role and settings["judge"] in ("perfect", "none"):
+                    pair[settings["judge"]] = (settings, key, runs)
+            if len(pair) < 2:
+                continue
+            extra = {}
+            if pair["perfect"][1] in confirmed and pair["none"][1] in confirmed:
+                extra["confirmation"] = _gain(confirmed[pair["perfect"][1]], confirmed[pair["none"][1]])
+            change = change_of(pair["perfect"][0], paper, STATED_KEYS)
+            both = [int(pair[judge][2]["cell"].iloc[0]) for judge in ("perfect", "none")]
+            command = confirmation_command(study_path(f"mohammadi_{sweep}"), both, f"confirm_mohammadi_{sweep}")
+            words = ", ".join([SETTING_WORDS[f"bonus_role={role}"], *_changed_words(pair["perfect"][0], paper,
+                                                                                    skip=("bonus_role",))])
+            judged.append(Cell(words, change, _gain(pair["perfect"][2], pair["none"][2]), confirm_command=command,
+                               **extra))  # fmt: skip
 
     def judged_cells(sample, confirm: str) -> tuple[Cell, ...]:
         found = []
-        for name, setting, settings, key, runs in cells:
+        for name, _, settings, key, runs in cells:
             if settings["judge"] != "perfect":  # claims about the scripted judge; the others are controls
                 continue
             extra = {"confirmation": sample(confirmed[key])} if key in confirmed else {}
             command = confirmation_command(study_path(f"mohammadi_{name}"), int(runs["cell"].iloc[0]), confirm)
             change = change_of(settings, paper, STATED_KEYS)
-            words = "the paper's setting" if change == "paper" else SETTING_WORDS.get(setting, setting)
+            words = "the paper's setting" if change == "paper" else ", ".join(_changed_words(settings, paper))
             found.append(Cell(words, change, sample(runs),
                               confirm_command=command, **extra))  # fmt: skip
         return tuple(found)
@@ -367,6 +374,12 @@ def claims() -> list[Claim]:
               direction="above", cells=judged_cells(above_lowest, "confirm_mohammadi_play"),
               chapter="23_mohammadi_robustness"),
     ]  # fmt: skip
+
+
+def _changed_words(settings: dict, paper: dict, skip: Sequence[str] = ()) -> list[str]:
+    """The settings a cell changes from the paper's, each in words (:data:`SETTING_WORDS`), in the order of its keys."""
+    changed = [key for key in changed_keys(settings, paper) if key not in skip]
+    return [SETTING_WORDS.get(f"{key}={settings[key]}", f"{key}={settings[key]}") for key in changed]
 
 
 def _gain(with_judge, without) -> Sample:

@@ -174,7 +174,7 @@ from evolving_ttt.ling_lam.ga import (
     traditional_ga,
 )
 from evolving_ttt.ling_lam.engine import (
-    improved_ga_lockstep, traditional_ga_lockstep,
+    ENGINES as LING_LAM_ENGINES, improved_ga_lockstep, traditional_ga_lockstep,
 )
 from evolving_ttt.ling_lam.experiment import (
     PAPER_FITNESS, LING_LAM_TABLE_1, METHODS, LingLamConfig, PAPER_LING_LAM, fitness_function,

@@ -264,9 +264,16 @@ def test_the_claims_compare_with_a_program_that_never_moves():
         assert found == []
         return
     judge, root, play = found
-    assert [cell.setting for cell in judge.cells] == ["bonuses added to the outcome points",
-                                                      "bonuses that only break ties"]  # fmt: skip
-    assert judge.cells[0].change == "paper" and judge.cells[1].change == "open reading"
+    # One cell per reading of the bonus in each sweep that crosses the judges: the paper's length, then 100 generations.
+    assert [cell.setting for cell in judge.cells] == [
+        "bonuses added to the outcome points", "bonuses that only break ties",
+        "bonuses added to the outcome points, 100 generations a run instead of 15",
+        "bonuses that only break ties, 100 generations a run instead of 15",
+    ][: len(judge.cells)]  # fmt: skip
+    assert len(judge.cells) == 2 * sum(f"mohammadi_{name}" in {p.stem for p in rb.STUDIES_FOLDER.glob("*.sqlite")}
+                                       for name in rb.JUDGE_SWEEPS)  # fmt: skip
+    changes = ["paper", "open reading", "stated setting", "stated setting"]
+    assert [cell.change for cell in judge.cells] == changes[: len(judge.cells)]
     assert all(cell.sample.kind == "difference" for cell in judge.cells)
     tables = rb.study_tables()
     paper = tables["judge"][tables["judge"]["setting"] == "judge=perfect, bonus_role=added"]

@@ -153,15 +153,17 @@ STUDY_SWEEPS = {
     "seeds_kept": ("seeds_kept=1,40",),
     "population": ("population=512",),
     "generations": ("generations=40",),
+    "judge_long": ("judge=none,perfect,random", "bonus_role=added,tie_break", "generations=100"),
 }
 """The study's sweeps, by the name of their database ``book/data/studies/mohammadi_<name>.sqlite``, with their
 ``--set`` arguments; every cell runs seeds 1 to 10 and varies one reading or setting around the paper's (chapter 23).
-The paper's own setting (scripted judge, bonuses added) is a cell of the ``judge`` sweep."""
+The paper's own setting (scripted judge, bonuses added) is a cell of the ``judge`` sweep; ``judge_long`` crosses the
+same judges and readings over runs of 100 generations."""
 
 STUDIES_FOLDER = STUDIES
 """Where the study's databases are committed (``book/data/studies``)."""
 
-JUDGE_SWEEPS = ("judge",)
+JUDGE_SWEEPS = ("judge", "judge_long")
 """The sweeps that cross the judges with the readings of the bonus, each a pair of cells (with and without the
 scripted judge) for the claim that the judge helps, per reading (chapter 23)."""
 

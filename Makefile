@@ -84,10 +84,7 @@ test: $(STAMP)
 	# one kernel. Chapters that need the same run share it through the run cache (TTT_RUN_CACHE), which two
 	# processes may read and fill at once (file locks: two chapters that start the same run together both compute
 	# it, and the first whole entry stays). The unit tests run with nbval loaded, as they do under plain `pytest`.
-	$(PY) -m pytest -n 2 --dist loadscope --nbval tests book --ignore=tests/browser -m "not own_process"
-	# The tests that send Ctrl-C to their own process or to its children (marked own_process) run apart, in one
-	# process of their own: run in an xdist worker after notebooks, Ctrl-C has not reached them (see pyproject.toml).
-	$(PY) -m pytest -p no:nbval -m own_process tests --ignore=tests/browser
+	$(PY) -m pytest -n 2 --dist loadscope --nbval tests book --ignore=tests/browser
 	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
 	# so the strict build renders those outputs instead of executing everything a second time, as `make book`
 	# does (`make book-fresh` executes). The configuration is _config.yml with execution switched off.

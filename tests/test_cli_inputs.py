@@ -486,7 +486,6 @@ def test_a_value_error_from_a_saver_at_the_end_is_a_usage_error_and_leaves_the_o
     assert untouched(out) and files(tmp_path) == ["run.npz"]
 
 
-@pytest.mark.own_process
 @pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_command_exits_130_or_143_with_one_line_and_writes_nothing(
     stop, code, tmp_path, capsys, monkeypatch

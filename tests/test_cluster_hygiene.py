@@ -42,8 +42,6 @@ from evolving_ttt.parallel import (
     run_shared,
 )
 
-pytestmark = pytest.mark.own_process  # Ctrl-C to this process or its children: run apart (Makefile)
-
 REPO = Path(__file__).resolve().parents[1]
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 ACCEPTED = "give 'local' (a Dask cluster on this machine) or the address of a running Dask scheduler, tcp://HOST:PORT"

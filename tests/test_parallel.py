@@ -15,8 +15,6 @@ from processes import living
 
 from evolving_ttt.parallel import TaskRunner, check_scheduler, run_shared, split_tasks
 
-pytestmark = pytest.mark.own_process  # Ctrl-C to this process or its children: run apart (Makefile)
-
 
 def tag_share(share, progress):
     """A share's tasks with the process that ran them."""

@@ -24,7 +24,7 @@ COMMANDS = {
                "--champion", "{tmp}/champion.json", "--workers", "2"],
     "al-khateeb": ["al-khateeb", "--runs", "2", "--generations", "1500", "--out", "{tmp}/run.npz",
                    "--champion", "{tmp}/champion.json", "--workers", "2"],
-    "ling-lam": ["ling-lam", "--seeds", "2", "--iterations", "6000", "--out", "{tmp}/run.npz", "--workers", "2"],
+    "ling-lam": ["ling-lam", "--seeds", "2", "--iterations", "200000", "--out", "{tmp}/run.npz", "--workers", "2"],
     "mohammadi": ["mohammadi", "--runs", "2", "--generations", "15", "--out", "{tmp}/run.json",
                   "--champion", "{tmp}/champion.json", "--workers", "2"],
     "sweep run": ["sweep", "run", "fogel", "--set", "generations=500", "--set", "trials=1", "--seeds", "2",

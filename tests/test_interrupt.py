@@ -25,7 +25,7 @@ COMMANDS = {
     "al-khateeb": ["al-khateeb", "--runs", "2", "--generations", "1500", "--out", "{tmp}/run.npz",
                    "--champion", "{tmp}/champion.json", "--workers", "2"],
     "ling-lam": ["ling-lam", "--seeds", "2", "--iterations", "200000", "--out", "{tmp}/run.npz", "--workers", "2"],
-    "mohammadi": ["mohammadi", "--runs", "2", "--generations", "15", "--out", "{tmp}/run.json",
+    "mohammadi": ["mohammadi", "--runs", "2", "--generations", "40", "--out", "{tmp}/run.json",
                   "--champion", "{tmp}/champion.json", "--workers", "2"],
     "sweep run": ["sweep", "run", "fogel", "--set", "generations=500", "--set", "trials=1", "--seeds", "2",
                   "--db", "{tmp}/sweep.db", "--workers", "2"],

@@ -40,7 +40,7 @@ from evolving_ttt.al_khateeb.results import choose_ttt, evaluator_policy, progre
 from evolving_ttt.al_khateeb.search import search_move, search_values
 from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel_score import rule_base_policy
-from evolving_ttt.game import O, X
+from evolving_ttt.game import O, X, check_instance
 from evolving_ttt.outcomes import perfect_policy
 from evolving_ttt.players import ArenaPlayer, Explanation
 from evolving_ttt.records import DATA
@@ -74,6 +74,41 @@ def run_tasks(settings: AlKhateebConfig, seed: int, tasks: Sequence[int], progre
     order = sorted(int(t) for t in tasks)
     record = coevolve(settings, seed, progress, order)
     return [run_of(record, record.row(int(t))) for t in tasks]
+
+
+GAME_DEFINITION = (
+    "one game of tic-tac-toe between two networks of the run, played to its end: one network as X, the other as O "
+    "(chapter 14)"
+)
+"""What :func:`games_played` counts as a game for Al-Khateeb (2012)."""
+
+
+def games_played(settings: AlKhateebConfig, task: int = 0) -> int:
+    """Games one task of ``settings`` (one run, any ``task``) plays while it learns, as the readable algorithm
+    (:func:`~evolving_ttt.al_khateeb.robust.coevolve_general_readable`) plays them.
+
+    Every generation a round robin: each of the ``population`` networks meets every other once as X and once as
+    O, every ordered pair of two different networks once (no network plays itself), ``N (N - 1)`` games (380 for
+    20 networks). With a hall of fame (chapter 21), from the second generation on every network also plays each
+    of the ``hall_of_fame`` past champions drawn for that generation once as X and once as O: ``2 N H`` games
+    more. So ``G N (N - 1) + (G - 1) 2 N H``; the paper's settings: 2,000 x 380 = 760,000 games per run.
+    What is measured after the run (:func:`task_measures`: the champions' exact expected results against the
+    perfect player and the rule base) is worked out exactly, not played, and not counted.
+
+    The batched engine (:func:`~evolving_ttt.al_khateeb.engine.coevolve`) gives the same bits with fewer games:
+    players are deterministic, so it keeps the results of the ``P (P - 1)`` games between two surviving parents
+    and plays, after the first generation, only the games with a new offspring (290 of 380 in the paper).
+    A game is :data:`GAME_DEFINITION`.
+    """
+    check_instance(settings, AlKhateebConfig, "settings", "an AlKhateebConfig")
+    _check_task(settings, task)
+    n, g, h = settings.population, settings.generations, settings.hall_of_fame
+    return g * n * (n - 1) + (g - 1) * 2 * n * h
+
+
+def _check_task(settings, task: int) -> None:
+    if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < task_count(settings):
+        raise ValueError(f"task must be a task number from 0 to {task_count(settings) - 1}; got {task!r}")
 
 
 def run_of(record: CoevolutionRun, row: int) -> CoevolutionRun:

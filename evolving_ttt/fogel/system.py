@@ -69,6 +69,34 @@ def run_tasks(settings: ExperimentConfig, seed: int, tasks: Sequence[int], progr
     return [trial_of(run, rows[int(t)]) for t in tasks]
 
 
+GAME_DEFINITION = (
+    "one game of tic-tac-toe between a network, always X and moving first, and the rule base as O: one of the 32 "
+    "games of an evaluation (chapter 3)"
+)
+"""What :func:`games_played` counts as a game for Fogel (1993)."""
+
+
+def games_played(settings: ExperimentConfig, task: int = 0) -> int:
+    """Games one task of ``settings`` (one trial, any ``task``) plays while it learns: generations x 2P x 32.
+
+    Every generation each of the ``2 x parents`` networks (the parents and their offspring) plays the 32 games
+    of :data:`~evolving_ttt.rule_base.GAMES_PER_EVALUATION` against the rule base, with fresh random numbers
+    for the opponent's moves (:func:`~evolving_ttt.fogel.selection.generation_step`). A surviving parent plays
+    32 new games as a parent in the next generation: with the paper's cycled first replies it keeps only its
+    ``openings``, the first three plies of its games, which use no random number (chapter 9), never its results
+    or its score. A trial stops after the last generation's selection; nothing measures its champion. The paper's
+    settings: 800 x 100 x 32 = 2,560,000 games per trial. A game is :data:`GAME_DEFINITION`.
+    """
+    check_instance(settings, ExperimentConfig, "settings", "an ExperimentConfig")
+    _check_task(settings, task)
+    return settings.generations * 2 * settings.parents * GAMES_PER_EVALUATION
+
+
+def _check_task(settings, task: int) -> None:
+    if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < task_count(settings):
+        raise ValueError(f"task must be a task number from 0 to {task_count(settings) - 1}; got {task!r}")
+
+
 def trial_of(run: EvolutionRun, row: int) -> EvolutionRun:
     """Row ``row`` of ``run`` as a run of that trial alone."""
     one = slice(row, row + 1)

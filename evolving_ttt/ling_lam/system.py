@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from evolving_ttt.arguments import counted, whole_number
-from evolving_ttt.game import O, X
+from evolving_ttt.game import O, X, check_instance
 from evolving_ttt.ling_lam.experiment import (
     METHODS,
     PAPER_LING_LAM,
@@ -36,7 +36,7 @@ from evolving_ttt.ling_lam.experiment import (
     save_training_runs,
 )
 from evolving_ttt.ling_lam.experiment import estimated_memory as _estimated_memory
-from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS
+from evolving_ttt.ling_lam.ga import REPLACEMENT_READINGS, generational_evaluations
 from evolving_ttt.ling_lam.heuristic import heuristic_encoding, heuristic_move, heuristic_policy, square_scores
 from evolving_ttt.ling_lam.network import (
     GRID_NUMBERS,
@@ -98,6 +98,63 @@ def run_tasks(settings: LingLamConfig, seed: int, tasks: Sequence[int], progress
                     float(share.champion_fitness[k]), share.evaluations,
                 )  # fmt: skip
     return [found[task_of(settings, int(t))] for t in tasks]
+
+
+GAME_DEFINITION = (
+    "none: Ling and Lam's networks play no game while they learn. A GA trains a network to imitate the heuristic "
+    "on training_count fixed positions with X to move; what games_played counts instead is a position "
+    "looked at: one network's output on one training position, scored by the heuristic (equation (31))"
+)
+"""What :func:`games_played` counts for Ling and Lam (2011): positions looked at, since there are no games."""
+
+
+def fitness_evaluations(settings: LingLamConfig, task: int = 0) -> int:
+    """Fitness evaluations (equation (31), one network on all ``training_count`` positions) of one task of
+    ``settings``: run ``task // M`` of method ``methods[task % M]``, counted in the readable GA's terms
+    (:mod:`evolving_ttt.ling_lam.ga`).
+
+    Both GAs first evaluate the ``population`` chromosomes of the initial population. Then each iteration of the
+    improved GA (Figure 7, the NNDTF's method) evaluates 7 networks: the 4 crossover candidates (23)-(26) and the 3
+    mutants of (30); each iteration of the traditional GA (Figure 6, the baseline's) evaluates its 2 children, or,
+    read as a generational GA (``traditional.form``, chapter 22), each generation evaluates ``population``
+    children. So ``population + 7 x iterations`` or ``population + 2 x iterations``
+    (``population + population x iterations`` generational): 350,010 for the NNDTF and 100,010 for the baseline
+    with the paper's settings. The crossed methods count by their GA. (The task's ``evaluations``.)
+    """
+    check_instance(settings, LingLamConfig, "settings", "a LingLamConfig")
+    if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < task_count(settings):
+        raise ValueError(f"task must be a task number from 0 to {task_count(settings) - 1}; got {task!r}")
+    method, _ = task_of(settings, int(task))
+    ga = settings.settings(method)
+    if METHODS[method][1] == "improved":
+        return ga.population + 7 * ga.iterations
+    return generational_evaluations(ga)
+
+
+def positions_looked_at(settings: LingLamConfig, task: int = 0) -> int:
+    """Training positions one task of ``settings`` looks at while it learns: its :func:`fitness_evaluations` x
+    ``training_count`` (each evaluation runs the network on every training position and scores its move).
+
+    The paper's settings: 350,010 x 100 = 35,001,000 for the NNDTF (improved GA) and 100,010 x 100 = 10,001,000
+    for the baseline (traditional GA). Task ``k`` is a run of method ``methods[k % M]``: with the paper's two
+    methods, even tasks are the NNDTF's and odd ones the baseline's. The compiled engine gives the same bits
+    looking at fewer positions (it stops scoring a network once the GA's choice is sure,
+    :mod:`evolving_ttt.ling_lam.loops`); these are the readable GA's. Nothing measured after the run is counted.
+    """
+    return fitness_evaluations(settings, task) * settings.training_count
+
+
+def games_played(settings: LingLamConfig, task: int = 0) -> int:
+    """NOT games: the training positions one task of ``settings`` looks at, :func:`positions_looked_at`.
+
+    Ling and Lam's system plays no game of tic-tac-toe while it learns (:data:`GAME_DEFINITION`): a GA fits a
+    network to the heuristic's choices on ``training_count`` fixed positions, collected once before any task
+    (:func:`~evolving_ttt.ling_lam.network.training_positions`: from seeded random games in the book's reading;
+    the same for every task, and not counted). The number a comparison by games needs is taken here as the positions
+    looked at, the one unit of experience the method has: 35,001,000 for a paper NNDTF run, 10,001,000 for a
+    baseline run. Read it as positions, never as games.
+    """
+    return positions_looked_at(settings, task)
 
 
 def merge(settings: LingLamConfig, seed: int, results: Sequence[LingLamTask]) -> dict[str, TrainingRun]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel_score import rule_base_policy
-from evolving_ttt.game import O, X
+from evolving_ttt.game import O, X, check_instance
 from evolving_ttt.mohammadi.coevolution import (
     BONUS_ROLES,
     JUDGES,
@@ -70,6 +70,39 @@ def run_tasks(settings: MohammadiConfig, seed: int, tasks: Sequence[int], progre
     if any(int(t) != 0 for t in tasks):
         raise ValueError(f"a Mohammadi series is one task, number 0; got tasks {list(tasks)}")
     return [evolve_series(settings, seed, progress) for _ in tasks]
+
+
+GAME_DEFINITION = (
+    "one game of tic-tac-toe between two programs of the population, played to its end; a double game is two "
+    "games, each program X in one of them (chapter 18)"
+)
+"""What :func:`games_played` counts as a game for Mohammadi et al. (2013)."""
+
+
+def games_played(settings: MohammadiConfig, task: int = 0) -> int:
+    """Games the one task of ``settings`` (the whole series, task 0) plays while it learns:
+    runs x generations x population x group_size x 2.
+
+    Every generation each of the ``population`` programs opens a chain of ``group_size`` double games: against the
+    first member of its group, then the winner of that double game against the next member, and so on
+    (:func:`~evolving_ttt.mohammadi.coevolution.tournament`). A double game is 2 games, each program X once, so a
+    generation plays ``2 x population x group_size`` games; every run of the series has ``generations`` of them,
+    and the series ``runs`` runs. The paper's settings (with the book's choices of generations, runs and group
+    size): 4 x 15 x 128 x 4 x 2 = 61,440 games per series.
+
+    Not counted, as they are measurements that no choice of the evolution depends on, or no games: at the end of
+    every run a round robin of the final population (``population x (population - 1)`` games, the record's
+    ``round_robin``, a statistic), and the judge's view of the candidates. The scripted judge plays no games: it
+    works out exactly each candidate's chances of winning, drawing and losing, as X and as O, against the perfect
+    and the random player (:func:`~evolving_ttt.mohammadi.judge.program_exact_results`, every line of play weighed
+    by its probability) and keeps the ``seeds_kept`` that lose least; the control judges (``"random"``,
+    ``"none"``) look at no game either. (In the paper a person played the candidates; how many games is not said.)
+    A game is :data:`GAME_DEFINITION`.
+    """
+    check_instance(settings, MohammadiConfig, "settings", "a MohammadiConfig")
+    if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or task != 0:
+        raise ValueError(f"a Mohammadi series is one task, number 0; got task {task!r}")
+    return settings.runs * settings.generations * settings.population * settings.group_size * 2
 
 
 def merge(settings: MohammadiConfig, seed: int, results: Sequence[SeriesRecord]) -> SeriesRecord:

@@ -33,10 +33,16 @@ def _stop_quietly(signum: int, frame: object) -> None:
 
 
 def guard() -> None:
-    """Until :func:`release`: Ctrl-C or SIGTERM ends the program at once, with one line and status 130 or 143."""
+    """Until :func:`release`: Ctrl-C or SIGTERM ends the program at once, with one line and status 130 or 143.
+
+    The program also takes SIGINT and SIGTERM out of the signal mask it inherited: a process started by a parent
+    that held them blocked (a thread of a test runner, say) would otherwise keep every Ctrl-C pending and run on
+    to the end."""
     if _in_main_thread():
         for signum in EXIT_STATUS:
             signal.signal(signum, _stop_quietly)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, set(EXIT_STATUS))
 
 
 def release() -> None:

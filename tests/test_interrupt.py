@@ -70,13 +70,22 @@ def left_files(tmp: Path) -> list[str]:
     return sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.name in OUTPUTS or ".partial" in p.name)
 
 
-def start_and_interrupt(name: str, tmp: Path, sig: signal.Signals) -> tuple[subprocess.Popen, list, str]:
+def block_both() -> None:
+    """In the child before it runs the command: SIGINT and SIGTERM blocked, as a parent's thread may leave them."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def start_and_interrupt(
+    name: str, tmp: Path, sig: signal.Signals, inherit_blocked: bool = False
+) -> tuple[subprocess.Popen, list, str]:
     """Start the command in a session of its own; once its run is going, send ``sig``: SIGINT to the whole group
-    (as Ctrl-C in a terminal does), SIGTERM to the command alone (as ``kill PID`` does)."""
+    (as Ctrl-C in a terminal does), SIGTERM to the command alone (as ``kill PID`` does). With ``inherit_blocked``
+    the command starts with both signals blocked in the mask it inherits."""
     stderr = tmp / "stderr.txt"
     with open(stderr, "wb") as errors:
         process = subprocess.Popen(command_line(name, tmp), cwd=tmp, env=environment(tmp), start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=errors)  # fmt: skip
+                                   stdout=subprocess.DEVNULL, stderr=errors,
+                                   preexec_fn=block_both if inherit_blocked else None)  # fmt: skip
     parent = psutil.Process(process.pid)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
@@ -126,3 +135,18 @@ def test_an_interrupted_command_leaves_nothing_behind_and_runs_again(tmp_path, n
     lines = stderr.strip().splitlines()
     assert lines and "interrupted" in lines[-1].lower(), stderr
     assert process.returncode == EXIT_CODES[sig], stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_command_started_with_the_signals_blocked_still_stops(tmp_path, sig):
+    """A parent may start the command with SIGINT and SIGTERM blocked (its thread's mask is inherited through
+    fork and exec); the command unblocks them, so that Ctrl-C still stops it at once."""
+    process, children, stderr = start_and_interrupt("al-khateeb", tmp_path, sig, inherit_blocked=True)
+    try:
+        assert wait_for_none(lambda: living(children)) == []
+    finally:
+        for stray in strays(process.pid, tmp_path):
+            stray.kill()
+    assert process.returncode == EXIT_CODES[sig], stderr
+    assert left_files(tmp_path) == []
+    assert "interrupted" in stderr.strip().splitlines()[-1].lower(), stderr

@@ -5,6 +5,7 @@ them under pytest-xdist (`make test` and `make test-fast` run two).
 """
 
 import logging
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -65,3 +66,14 @@ def dask_address() -> str:
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.ERROR) as cluster:  # fmt: skip
         yield cluster.scheduler_address
+
+
+@pytest.fixture(autouse=True)
+def signal_mask_kept():
+    """Every test leaves this thread's signal mask as it found it: a mask left blocking SIGINT is inherited by every
+    process a later test starts, whose Ctrl-C then stays pending (tests/test_interrupt.py)."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    after = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    assert after == before, f"the test left the signal mask {sorted(after)} (it was {sorted(before)})"

@@ -114,6 +114,7 @@ bench: $(STAMP)
 	$(PY) bench/sweep.py
 	$(PY) bench/numerics.py
 	$(PY) bench/ling_lam_engine.py
+	$(PY) bench/mcts.py
 
 clean:
 	rm -rf _build

@@ -329,7 +329,32 @@ from evolving_ttt.static_board import (
     encode_side, decode_side, players_script, write_players_script,
 )
 
-# The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi
+# Chapter 27: evolution beside learning and search (OpenSpiel's Monte Carlo tree search, estimated and saved)
+from evolving_ttt.mcts import (
+    UCT_C, BUDGETS, SAMPLES, MAX_SIMULATIONS, BOARD_CHOICES as MCTS_BOARD_CHOICES, board_random_state, SearchTree,
+    mcts_search, mcts_move, mcts_counts, MCTSEstimate, estimate_policy, mcts_policy, mcts_player, estimated_player,
+    row_standard_errors, YARDSTICK_OPPONENTS, yardstick_spread,
+)
+from evolving_ttt.mcts_players import (
+    PLAYERS_FORMAT as MCTS_PLAYERS_FORMAT, PLAYERS_FILE as MCTS_PLAYERS_FILE, PLAYERS_SEED as MCTS_PLAYERS_SEED,
+    MCTSPlayers, check_mcts_settings, make_mcts_players, save_mcts_players, load_mcts_players,
+)
+from evolving_ttt.arena import (
+    mcts_players,
+)
+# Chapter 27: Q-learning (OpenSpiel's QLearner, the book's fifth system) and learning curves by games played
+from evolving_ttt.q_learning import (
+    QLearningSettings, QLearningSystem, QPlayer, LearningCurve, OPPONENTS as Q_OPPONENTS, CURVE_RESULTS, QSettings,
+    train_against_rule_base, train_self_play, q_policy, checkpoint_games, greedy_yardsticks, greedy_protocol_losses,
+    learn as q_learn, sweep_curves,
+)
+from evolving_ttt.curves import (
+    CURVES_FILE, CURVES_FORMAT, CURVE_MEASURES, NEVER_LOSES, MOST_RUNS, MOST_RUNS_RULE, curve_studies, point_measures,
+    player_measures, study_points, write_learning_curves, load_learning_curves, recheck_points, curve_summary,
+    games_until,
+)
+
+# The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi | mcts
 
 if __name__ == "__main__":
     program.release()

@@ -13,9 +13,11 @@ the same way, exactly, by walking the game tree with the players' move probabili
 
 Evolved players come from the registry of systems (:mod:`evolving_ttt.systems`): each system loads its players
 from their files in ``book/data/``, so the arena judges exactly what the system chapters saved. A reader's own
-player joins through :func:`evolving_ttt.systems.register_player` (chapter 25). The players themselves are
-:class:`~evolving_ttt.players.ArenaPlayer` objects (:mod:`evolving_ttt.players`). The module sits on top of the
-systems.
+player joins through :func:`evolving_ttt.systems.register_player` (chapter 25). Beside them, searchers to measure
+evolution against: OpenSpiel's Monte Carlo tree search at 10, 100 and 1,000 simulations per move
+(:func:`mcts_players`, chapter 27), read from their committed file (:mod:`evolving_ttt.mcts_players`). The players
+themselves are :class:`~evolving_ttt.players.ArenaPlayer` objects (:mod:`evolving_ttt.players`). The module sits
+on top of the systems.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from evolving_ttt.fogel_score import best_response, protocol_score, rule_base_policy
 from evolving_ttt.game import MARK_DIGIT, POWERS_OF_3, SYMBOLS, O, X, board_index, check_instance, check_mark
+from evolving_ttt.mcts_players import PLAYERS_FILE, load_mcts_players
 from evolving_ttt.outcomes import (
     audit_policy,
     best_response_policy,
@@ -106,6 +109,15 @@ def reference_players() -> tuple[ArenaPlayer, ...]:
                     perfect_policy(X, 0.1), perfect_policy(O, 0.1), explain=perfect_explanation(0.1)),
         best_response_player(),
     )  # fmt: skip
+
+
+@cache
+def mcts_players() -> tuple[ArenaPlayer, ...]:
+    """OpenSpiel's MCTSBot with random roll-outs at 10, 100 and 1,000 simulations per move ("MCTS 10", "MCTS 100",
+    "MCTS 1000", system ``"mcts"``; chapter 27): each a distribution over squares estimated from 100 seeded
+    searches per board, read from ``book/data/mcts_players.npz`` (:mod:`evolving_ttt.mcts_players`), not searched.
+    """
+    return load_mcts_players(PLAYERS_FILE).players()
 
 
 # --- The yardsticks ---------------------------------------------------------------------------------
@@ -207,8 +219,9 @@ def head_to_head(outcomes: np.ndarray, names: Sequence[str], player: str, oppone
 
 
 def catalogue() -> tuple[ArenaPlayer, ...]:
-    """Every player of the book: the reference players, each registered system's saved players, then the players
-    registered with :func:`evolving_ttt.systems.register_player` (book/24_arena.ipynb, chapter 25).
+    """Every player of the book: the reference players, each registered system's saved players, the MCTS players
+    (:func:`mcts_players`), then the players registered with :func:`evolving_ttt.systems.register_player`
+    (book/24_arena.ipynb, chapter 25).
 
     Built from the registry (:mod:`evolving_ttt.systems`) and kept until the registry changes: tabulating the
     players takes a few seconds.
@@ -216,7 +229,8 @@ def catalogue() -> tuple[ArenaPlayer, ...]:
     version = registry_version()
     if _CATALOGUE.get("version") != version:
         systems = tuple(player for system in registered_systems() for player in _book_players(system))
-        _CATALOGUE.update(version=version, players=(*reference_players(), *systems, *registered_players()))
+        _CATALOGUE.update(version=version, players=(*reference_players(), *systems, *mcts_players(),
+                                                   *registered_players()))  # fmt: skip
     return _CATALOGUE["players"]
 
 

@@ -1,6 +1,6 @@
 """The command line: one subcommand per registered system (``evolve``, ``al-khateeb``, ``ling-lam``,
-``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11), ``arena`` (chapter 24) and ``sweep``
-(chapter 20).
+``mohammadi``: :mod:`evolving_ttt.systems`), ``evaluate`` (chapter 11), ``arena`` (chapter 24), ``sweep``
+(chapter 20) and ``mcts``, which estimates the arena's Monte Carlo tree search players (chapter 27).
 
 Every system command is built from the registry and works the same way: the system's own options, and
 ``--seed``, ``--out``, ``--workers``, ``--scheduler``, ``--quiet`` and ``--force``; the tasks run on local
@@ -42,6 +42,8 @@ from evolving_ttt.fogel.exact import evaluation_report
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.game import check_count
 from evolving_ttt.kit import COMMAND_OPTIONS
+from evolving_ttt.mcts import BUDGETS, SAMPLES
+from evolving_ttt.mcts_players import PLAYERS_SEED
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers, forget_interrupt_in_exec
 from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
@@ -190,7 +192,30 @@ def build_parser() -> argparse.ArgumentParser:
     plot_cmd.add_argument("--measure", default="points_perfect_x", help="the yardstick drawn for a sweep")
     _add_force(plot_cmd)
     _add_sweep_parser(commands, systems)
+    mcts_cmd = commands.add_parser(
+        "mcts", help="estimate the arena's MCTS players and save their counts",
+        description="Estimate OpenSpiel's Monte Carlo tree search players (MCTSBot, random roll-outs) of each budget: "
+                    "on every board, --samples seeded searches, and how many chose each square, for X and for O "
+                    "(chapter 27). The arena reads book/data/mcts_players.npz, made with the defaults.",
+        formatter_class=_HelpFormatter,
+    )  # fmt: skip
+    mcts_cmd.add_argument("--out", required=True,
+                          help="the .npz file to write (the book's is book/data/mcts_players.npz)")  # fmt: skip
+    mcts_cmd.add_argument("--budgets", type=_whole_numbers, default=BUDGETS,
+                          help="simulations per move, one player each, comma-separated")  # fmt: skip
+    mcts_cmd.add_argument("--samples", type=whole_number, default=SAMPLES, help="searches per board")
+    mcts_cmd.add_argument("--seed", type=whole_number, default=PLAYERS_SEED,
+                          help="board i's searches draw from a generator spawned from it with key (i,)")  # fmt: skip
+    mcts_cmd.add_argument("--workers", type=whole_number, default=None,
+                          help="local processes to use (default: all cores); the file is the same for any number")
+    mcts_cmd.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_force(mcts_cmd)
     return parser
+
+
+def _whole_numbers(text: str) -> tuple[int, ...]:
+    """An ``argparse`` type: comma-separated whole numbers (``10,100,1000``)."""
+    return tuple(whole_number(part.strip()) for part in text.split(","))
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -354,6 +379,8 @@ def _command(args: argparse.Namespace, outputs: list[Output]) -> int:
         return _arena_command(args, outputs)
     if args.command == "sweep":
         return _sweep_command(args, outputs)
+    if args.command == "mcts":
+        return _mcts_command(args, outputs)
     if args.command == "plot":
         from evolving_ttt.plots import plot_file
 
@@ -521,4 +548,40 @@ def _arena_command(args: argparse.Namespace, outputs: list[Output]) -> int:
     if made:
         made["--json"].write_text(text)
         print(f"wrote {made['--json'].path}")
+    return 0
+
+
+def _mcts_command(args: argparse.Namespace, outputs: list[Output]) -> int:
+    """``mcts``: estimate the MCTS players of every budget and write their counts (chapter 27)."""
+    import time
+
+    from evolving_ttt.mcts_players import (
+        MAX_SHARES,
+        check_mcts_settings,
+        command_text,
+        make_mcts_players,
+        save_mcts_players,
+    )
+
+    budgets = check_mcts_settings(args.budgets, args.samples, args.seed)[0]
+    workers = args.workers if args.workers is not None else default_workers()
+    check_count(workers, "--workers")
+    check_memory(int(min(workers, MAX_SHARES) * LOCAL_WORKER_MEMORY), f"mcts on {workers} worker(s)",
+                 advice="Use fewer workers.")  # fmt: skip
+    command = command_text(args.out, budgets, args.samples, args.seed)
+    (out,) = check_output_paths({"--out": (args.out, ".npz")}, args.force).values()
+    outputs.append(out)
+    print(f"mcts: budgets {', '.join(map(str, budgets))}, {args.samples} searches per board, seed {args.seed}, "
+          f"{workers} worker(s)", file=sys.stderr)  # fmt: skip
+    start = time.perf_counter()
+    players = make_mcts_players(budgets, args.samples, args.seed, workers=workers, progress=not args.quiet,
+                                command=command)  # fmt: skip
+    seconds = time.perf_counter() - start
+    try:
+        _fill(out, lambda path: save_mcts_players(players, path, force=True))
+    except ValueError as error:
+        raise ValueError(str(error).replace(str(out.temporary), f"--out {out.path}")) from None
+    out.commit()
+    print(f"wrote {out.path}: the MCTS players of {', '.join(map(str, budgets))} simulations, {args.samples} "
+          f"searches per board, in {seconds:.1f} s")  # fmt: skip
     return 0

@@ -60,7 +60,9 @@ score, results against any opponent, the audit) reads only those rows, so it is 
 the other rows are filled with the uniformly random player and are never consulted when the player plays that side.
 The default is ``"all"``: a search is fast (about 10 microseconds at 10 simulations, 0.5 ms at 1,000 from the empty
 board, against 1 and 70-120 ms for OpenSpiel's), and the solver ends most searches near the end of a game early, so
-both full tables of 100 searches per board take about 2 s at 10 simulations and 10 s at 1,000 on one core.
+both full tables of 100 searches per board take about 2 s at 10 simulations and 10 s at 1,000 on one core. The
+arena's players, one per budget of :data:`BUDGETS`, are estimated once and read from a committed file
+(:mod:`evolving_ttt.mcts_players`, ``book/data/mcts_players.npz``), so the arena never searches when it loads them.
 
 The estimate's error. An outcome probability from the empty board is a sum, over games, of products of move
 probabilities on distinct boards (no game meets a board twice), and the rows of different boards are estimated from
@@ -551,16 +553,36 @@ def mcts_player(simulations: int, samples: int = SAMPLES, seed: int = 0, boards:
     """OpenSpiel's MCTS player with ``simulations`` simulations per move, as an :class:`ArenaPlayer` for the arena.
 
     Its tables are :func:`estimate_policy` for X and for O with the same seed (the two sides search different
-    boards, so their random states differ).
+    boards, so their random states differ): :func:`estimated_player` of the two estimates.
     """
-    estimates = {m: estimate_policy(m, simulations, samples, seed, boards, uct_c, solve) for m in (X, O)}
-    tables = {m: e.policy() for m, e in estimates.items()}
-    text = (f"The share of {samples} searches of {simulations} simulations each (UCT, c = {uct_c:g}, random "
-            f"roll-outs{', solver' if solve else ''}) that chose each square.")  # fmt: skip
+    return estimated_player(*(estimate_policy(m, simulations, samples, seed, boards, uct_c, solve) for m in (X, O)))
+
+
+def estimated_player(x_estimate: MCTSEstimate, o_estimate: MCTSEstimate) -> ArenaPlayer:
+    """The MCTS player whose tables are two estimates, of X and of O, of the same settings: ``"MCTS 100"`` for 100
+    simulations, of system ``"mcts"`` (the arena's players, :mod:`evolving_ttt.mcts_players`, are made here too).
+
+    Raises
+    ------
+    ValueError
+        If the estimates are not of X and of O, or differ in budget, searches per board, seed or settings.
+    """
+    check_instance(x_estimate, MCTSEstimate, "x_estimate", "an MCTSEstimate of X")
+    check_instance(o_estimate, MCTSEstimate, "o_estimate", "an MCTSEstimate of O")
+    if x_estimate.mark != X or o_estimate.mark != O:
+        raise ValueError("x_estimate must be an estimate of X and o_estimate one of O")
+    e = x_estimate
+    settings = (e.simulations, e.samples, e.seed, e.uct_c, e.solve)
+    if settings != (o_estimate.simulations, o_estimate.samples, o_estimate.seed, o_estimate.uct_c, o_estimate.solve):
+        raise ValueError("x_estimate and o_estimate must have the same simulations, samples, seed, uct_c and solve")
+    tables = {X: x_estimate.policy(), O: o_estimate.policy()}
+    text = (f"The share of {e.samples} searches of {e.simulations} simulations each (UCT, c = {e.uct_c:g}, random "
+            f"roll-outs{', solver' if e.solve else ''}) that chose each square.")  # fmt: skip
     return ArenaPlayer(
-        f"MCTS {simulations} (OpenSpiel)", "mcts",
-        f"OpenSpiel's MCTSBot, {simulations} simulations, random roll-outs; {samples} searches per board",
-        tables[X], tables[O], training=f"{samples} searches of {simulations} simulations on each board",
+        f"MCTS {e.simulations}", "mcts",
+        f"OpenSpiel's MCTSBot with random roll-outs, {e.simulations:,} simulations per move; move probabilities "
+        f"estimated from {e.samples} seeded searches per board", tables[X], tables[O],
+        training=f"{e.samples} searches of {e.simulations:,} simulations on each board",
         explain=probability_explanation(tables.get, text),
     )  # fmt: skip
 

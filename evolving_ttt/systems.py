@@ -178,6 +178,7 @@ BUILT_IN = (
     "evolving_ttt.al_khateeb.system",
     "evolving_ttt.ling_lam.system",
     "evolving_ttt.mohammadi.system",
+    "evolving_ttt.q_learning.system",
 )
 """The book's systems, in the order of the book: one line each."""
 

@@ -24,7 +24,11 @@ hashes. The parts (:data:`PARTS`):
   whose mutation on the portable ``power``;
 - ``ling_lam_capacity``: a restart of chapter 22's capacity fit for each network (the optimizer's own projected
   L-BFGS on the portable smooth fitness, the NNDTF's transfer functions widened, then the polish), its fitness at
-  each step and its genes.
+  each step and its genes;
+- ``mcts``: OpenSpiel's Monte Carlo tree search (:mod:`evolving_ttt.mcts`, whose UCT score takes the portable
+  ``log``): whole search trees of 100 and 1,000 simulations from fixed boards and seeds (every node's square,
+  player, visits, total reward and proven outcome, the move, and the Mersenne Twister's state after), and the count
+  rows of 20 boards at 100 simulations, 100 searches each, as a player's table holds them.
 
 Options: ``--refresh`` also writes the note that ``tests/same_bits_hashes.json`` carries (kept from ``OUT.json``
 if it has one), so ``python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh`` renews the committed
@@ -230,6 +234,30 @@ def ling_lam_capacity_part() -> bytes:
     return data
 
 
+def mcts_part() -> bytes:
+    """Search trees of 100 and 1,000 simulations from four boards, two seeds each, and the count rows of 20 boards
+    (10 for each side, spread over the board index) at 100 simulations, 100 searches per board, seed 1."""
+    from evolving_ttt.game import O, X, board_from_string
+    from evolving_ttt.mcts import mcts_counts, mcts_search
+    from evolving_ttt.outcomes import boards_to_move
+
+    named = {}
+    for b, text in enumerate(("... ... ...", "X.. ... ...", "X.O .X. ...", "XO. .X. O..")):
+        for simulations in (100, 1000):
+            for seed in (1, 2):
+                rng = np.random.RandomState(seed)
+                tree = mcts_search(board_from_string(text), simulations, rng)
+                key = f"{b}_{simulations}_{seed}"
+                for field in ("action", "player", "visits", "reward", "outcome", "first", "count"):
+                    named[f"{key}_{field}"] = getattr(tree, field)
+                named[f"{key}_move"] = np.array([tree.move, tree.simulations, rng.get_state()[2]], np.int64)
+                named[f"{key}_state"] = rng.get_state()[1]
+    rows = np.concatenate([boards_to_move(X)[::240][:10], boards_to_move(O)[::200][:10]])
+    named["counts_rows"] = rows
+    named["counts"] = mcts_counts(rows, 100, 100, 1)
+    return array_bytes(named)
+
+
 def arena_yardsticks_part() -> bytes:
     """The arena's report of every system's saved players (``book/data``): every yardstick and their round robin."""
     from evolving_ttt.arena import arena_report
@@ -267,6 +295,7 @@ PARTS: dict[str, Callable[[], bytes]] = {
     "ling_lam_capacity": ling_lam_capacity_part,
     "arena_yardsticks": arena_yardsticks_part,
     "glance": glance_part,
+    "mcts": mcts_part,
 }
 """The battery's parts, by name, in the order they run: each returns the bytes its hash is taken of."""
 

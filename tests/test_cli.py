@@ -355,8 +355,9 @@ def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
         (["al-khateeb", "--runs", "2", "--generations", "3"], ".npz", 1),
         (["ling-lam", "--seeds", "2", "--iterations", "5", "--methods", "nndtf,baseline"], ".npz", 2),
         (["mohammadi", "--runs", "1", "--generations", "2", "--population", "8", "--seeds-kept", "2"], ".json", 2),
+        (["q-learning", "--tasks", "2", "--episodes", "300", "--checkpoints", "3"], ".json", 3),
     ],
-    ids=["fogel", "al-khateeb", "ling-lam", "mohammadi"],
+    ids=["fogel", "al-khateeb", "ling-lam", "mohammadi", "q-learning"],
 )
 def test_plot_draws_any_systems_record(argv, suffix, panels, tmp_path, capsys):
     import matplotlib.image

@@ -72,6 +72,8 @@ VALUES = {
     "--payoff": ("1,-10,0", "1,-1,0", "1,2", "a,b,c", "1,nan,0", "1e400,0,0", ""),
     "--methods": ("baseline", "nndtf", "nndtf,baseline", "fogel", "", ",", "baseline,baseline"),
     "--scheduler": ("", "  "),
+    "--budgets": ("10", "10,20", "2", "1", "20,10", "10,10", "", ",", "x", "10,1e3", str(10**6)),
+    "--samples": numbers("1", "2", "70000"),
 }  # fmt: skip
 """The values a vector may give each option (options with choices get their choices and a wrong word)."""
 
@@ -84,6 +86,8 @@ TINY = {
                   "{tmp}/new.json"],
 }  # fmt: skip
 """Every system command starts from tiny sizes (a random option given later wins, as argparse reads the last)."""
+MCTS_TINY = ["--budgets", "10", "--samples", "1", "--out", "{tmp}/new.npz", "--quiet", "--workers", "1"]
+"""So does the command that estimates the MCTS players (one search of 10 simulations per board)."""
 
 SWEEP_CELLS = {
     "fogel": {"parents": "6", "generations": "1", "trials": "1"},
@@ -121,6 +125,8 @@ def vector(choose, tmp: Path) -> list[str]:
     argv = name.split()
     if argv[0] in TINY:
         argv += TINY[argv[0]] + ["--quiet", "--workers", "1"]
+    elif name == "mcts":
+        argv += MCTS_TINY
     elif name == "evaluate":
         argv.append(choose(NETWORKS))
     elif name == "sweep run":

@@ -40,6 +40,7 @@ from evolving_ttt.mohammadi import system as mohammadi_system
 from evolving_ttt.mohammadi.coevolution import MohammadiConfig
 from evolving_ttt.mohammadi.programs import ProgramPlayer
 from evolving_ttt.mohammadi.series import evolve_series, load_program, load_series, save_series
+from evolving_ttt.q_learning import system as q_learning_system
 from evolving_ttt.reading import read_npz
 from evolving_ttt.records import DATA, STUDIES, save_npz
 from evolving_ttt.store import SweepStore
@@ -348,6 +349,7 @@ LOADERS = {
     "ling-lam-runs": [(load_runs_summary, _first)],
     "ling-lam-capacity": [(load_capacity, None)],
     "ttt-benchmark": [(lambda path: load_benchmark(path.stem, path.parent), None)],
+    "ttt-kit-player": [(q_learning_system.load_player, _first)],
 }  # fmt: skip
 """Every JSON loader by the format it reads, with the part of what it returns that it reads from the file (``None``:
 all of it); the rest (provenance) is returned as the file has it."""

@@ -234,7 +234,7 @@ def test_the_estimated_policy_is_a_policy_table_and_the_same_bits_twice():
 def test_the_player_on_reachable_boards_measures_exactly_as_the_full_player():
     full = mcts.mcts_player(10, samples=5, seed=3)
     reachable = mcts.mcts_player(10, samples=5, seed=3, boards="reachable")
-    assert (full.name, full.system) == ("MCTS 10 (OpenSpiel)", "mcts")
+    assert (full.name, full.system) == ("MCTS 10", "mcts")
     assert isinstance(reachable, ArenaPlayer) and not full.deterministic
     searched = mcts.estimate_policy(X, 10, samples=5, seed=3, boards="reachable").indices
     assert 0 < len(searched) < len(boards_to_move(X))

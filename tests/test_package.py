@@ -38,17 +38,19 @@ LAYERS = {
     "evolving_ttt.fogel_score": 2.2,  # the rule base as a policy table and the exact 32-game score of any player
     "evolving_ttt.players": 2.5,
     "evolving_ttt.kit": 2.7,  # the system kit: below the systems, which may build on it
+    "evolving_ttt.mcts_players": 3.2,  # the MCTS players' file: above evolving_ttt.mcts (a system-layer module)
     "evolving_ttt.systems": 3.5,  # the registry: above the systems, which it loads by name (never imports)
     "evolving_ttt.arena": 4,
     "evolving_ttt.sweeps": 4.5,
     "evolving_ttt.studies": 4.6,
+    "evolving_ttt.curves": 4.6,  # learning curves by games played: reads curve studies through sweeps
     "evolving_ttt.conformance": 4.7,  # the behavioural check of a system: runs it through the tools above
     "evolving_ttt.play": 5,
     "evolving_ttt.static_board": 5,
     "evolving_ttt.plots": 5,
     "evolving_ttt.cli": 6,
 }
-SYSTEM_LAYER = 3  # fogel, al_khateeb, ling_lam, mohammadi (a module or a subpackage each)
+SYSTEM_LAYER = 3  # fogel, al_khateeb, ling_lam, mohammadi, q_learning (a module or a subpackage each)
 
 
 def module_name(path):

@@ -21,7 +21,7 @@ def test_every_side_of_every_player_round_trips_exactly(players):
     for player in players:
         for mark in (X, O):
             epsilon, codes = encode_side(player.policy(mark), mark, player.name)
-            assert len(codes) == 2 * 3**9
+            assert len(codes) == 2 * 3**9 or (codes.startswith("w") and epsilon == 0.0)  # the weighted form
             assert np.allclose(decode_side(epsilon, codes, mark), player.policy(mark), rtol=0, atol=1e-12)
 
 
@@ -34,7 +34,7 @@ def test_the_epsilons_are_the_random_moves_of_the_players():
 
 def test_a_policy_outside_the_form_is_refused():
     table = random_policy(X)
-    table[0] = [0.5, 0.25, 0.25, 0, 0, 0, 0, 0, 0]  # three levels on the empty board
+    table[0] = [1 / np.pi, 1 - 1 / np.pi, 0, 0, 0, 0, 0, 0, 0]  # two levels, and no whole numbers over one denominator
     odd = ArenaPlayer("odd", "test", "", table, random_policy(O))
     with pytest.raises(ValueError, match="odd as X does not fit the static board's form"):
         players_script([odd])

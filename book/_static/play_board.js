@@ -4,9 +4,11 @@
 // (evolving_ttt.static_board) and written to ttt_players.js: for each side, a number epsilon and, for
 // each of the 3^9 base-3 board numbers, a set of squares as a 9-bit mask. A move is a uniformly random
 // empty square with probability epsilon, else a uniformly random square of the set (a single square for
-// a deterministic player). This script only draws the board, takes clicks, looks moves up and detects
-// the end of a game. It runs on any page holding <div id="ttt-static-play"></div> and does nothing
-// elsewhere.
+// a deterministic player). A side whose codes begin with "w" is in the weighted form (the MCTS players,
+// chapter 27): for each board number in turn, one digit k and k groups of a square digit and its weight in
+// two base-32 digits; the move is a square drawn with probability weight / (sum of the board's weights).
+// This script only draws the board, takes clicks, looks moves up and detects the end of a game. It runs on
+// any page holding <div id="ttt-static-play"></div> and does nothing elsewhere.
 (function () {
   "use strict";
   var here = document.currentScript ? document.currentScript.src : "";
@@ -36,9 +38,37 @@
     return n;
   }
 
+  function weightedMove(side, n) {
+    var codes = side.codes, at, b, j;
+    if (!side.offsets) {  // where each board's entry starts, found once per side
+      side.offsets = [];
+      for (b = 0, at = 1; b < 19683; b++) {
+        side.offsets.push(at);
+        at += 1 + 3 * Number(codes.charAt(at));
+      }
+    }
+    at = side.offsets[n];
+    var k = Number(codes.charAt(at)), squares = [], weights = [], total = 0;
+    for (j = 0; j < k; j++) {
+      var p = at + 1 + 3 * j;
+      var w = DIGITS.indexOf(codes.charAt(p + 1)) * 32 + DIGITS.indexOf(codes.charAt(p + 2));
+      squares.push(Number(codes.charAt(p)));
+      weights.push(w);
+      total += w;
+    }
+    if (total === 0) throw new Error("no move tabulated for board " + n);
+    var r = Math.random() * total;
+    for (j = 0; j < k; j++) {
+      r -= weights[j];
+      if (r < 0 && weights[j] > 0) return squares[j];
+    }
+    return squares[k - 1];
+  }
+
   function computerMove(player, mark, board) {
     var side = player.sides[mark === 1 ? "X" : "O"];
     var n = boardNumber(board);
+    if (side.codes.charAt(0) === "w") return weightedMove(side, n);
     var mask = DIGITS.indexOf(side.codes.charAt(2 * n)) * 32 + DIGITS.indexOf(side.codes.charAt(2 * n + 1));
     var chosen = [], empty = [];
     for (var s = 0; s < 9; s++) {

@@ -37,7 +37,10 @@ Two ways to train:
   to move on it.
 
 :func:`q_policy` writes a table's choice as a policy table (:mod:`evolving_ttt.outcomes`), so that the book's
-exact yardsticks (outcome tables, audits) apply to a learned player.
+exact yardsticks (outcome tables, audits) apply to a learned player. The book's Q-learning system
+(:mod:`evolving_ttt.q_learning.system`) trains with these two functions, a stretch between two checkpoints at a
+time: a table passed back in (``q``, and ``first_episode`` against the rule base) continues the training exactly as
+one longer call would (``tests/test_q_learning_system.py``).
 
 All arithmetic on result paths is addition, subtraction, multiplication, division and comparison of doubles,
 which IEEE 754 rounds the same on every processor; the learning loop runs on Python floats, which are those

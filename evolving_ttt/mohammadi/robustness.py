@@ -154,16 +154,17 @@ STUDY_SWEEPS = {
     "population": ("population=512",),
     "generations": ("generations=40",),
     "judge_long": ("judge=none,perfect,random", "bonus_role=added,tie_break", "generations=100"),
+    "judge_512": ("judge=none,perfect,random", "bonus_role=added,tie_break", "population=512"),
 }
 """The study's sweeps, by the name of their database ``book/data/studies/mohammadi_<name>.sqlite``, with their
 ``--set`` arguments; every cell runs seeds 1 to 10 and varies one reading or setting around the paper's (chapter 23).
 The paper's own setting (scripted judge, bonuses added) is a cell of the ``judge`` sweep; ``judge_long`` crosses the
-same judges and readings over runs of 100 generations."""
+same judges and readings over runs of 100 generations, ``judge_512`` with a population of 512."""
 
 STUDIES_FOLDER = STUDIES
 """Where the study's databases are committed (``book/data/studies``)."""
 
-JUDGE_SWEEPS = ("judge", "judge_long")
+JUDGE_SWEEPS = ("judge", "judge_long", "judge_512")
 """The sweeps that cross the judges with the readings of the bonus, each a pair of cells (with and without the
 scripted judge) for the claim that the judge helps, per reading (chapter 23)."""
 
@@ -349,10 +350,11 @@ def claims() -> list[Claim]:
                                **extra))  # fmt: skip
 
     def judged_cells(sample, confirm: str) -> tuple[Cell, ...]:
-        found = []
+        found, seen = [], set()
         for name, _, settings, key, runs in cells:
-            if settings["judge"] != "perfect":  # claims about the scripted judge; the others are controls
+            if settings["judge"] != "perfect" or key in seen:  # the scripted judge's cells, each setting once
                 continue
+            seen.add(key)
             extra = {"confirmation": sample(confirmed[key])} if key in confirmed else {}
             command = confirmation_command(study_path(f"mohammadi_{name}"), int(runs["cell"].iloc[0]), confirm)
             change = change_of(settings, paper, STATED_KEYS)

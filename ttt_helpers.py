@@ -351,7 +351,7 @@ from evolving_ttt.q_learning import (
 from evolving_ttt.curves import (
     CURVES_FILE, CURVES_FORMAT, CURVE_MEASURES, NEVER_LOSES, MOST_RUNS, MOST_RUNS_RULE, curve_studies, point_measures,
     player_measures, study_points, write_learning_curves, load_learning_curves, recheck_points, curve_summary,
-    games_until,
+    games_until, learning_glance, learning_markdown,
 )
 
 # The command line: python -m ttt_helpers evolve | evaluate | arena | al-khateeb | ling-lam | mohammadi | mcts

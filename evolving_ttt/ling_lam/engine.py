@@ -18,7 +18,8 @@ generator (tested, and checked in chapter 16), whichever of the two engines (:da
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -168,6 +169,17 @@ def _traditional_compiled(fit: NetworkFitness, n: int, rngs: Sequence[np.random.
                  settings.population + 2 * settings.iterations)  # fmt: skip
 
 
+def _with_bar(run: Callable, fit: Any, n_genes: int, rngs: Sequence[np.random.Generator], settings: Any,
+              progress: bool | str, name: str) -> GARun:  # fmt: skip
+    """``run(fit, n_genes, rngs, settings, bar)``: a compiled engine's runs, with a bar over all their iterations."""
+    total = len(rngs) * settings.iterations
+    bar = _Bar(progress, f"{name}, {len(rngs)} runs x {settings.iterations} iterations", total)
+    try:
+        return run(fit, n_genes, rngs, settings, bar)
+    finally:
+        bar.close()
+
+
 def improved_ga_lockstep(
     evaluate: Evaluate, n_genes: int, rngs: Sequence[np.random.Generator],
     settings: ImprovedGASettings = PAPER_IMPROVED_GA, progress: bool | str = False, engine: str = "auto",
@@ -180,12 +192,7 @@ def improved_ga_lockstep(
     _check_generators(rngs)
     fit = _compiled(evaluate, n_genes, engine)
     if fit is not None:
-        bar = _Bar(progress, f"improved GA, {len(rngs)} runs x {settings.iterations} iterations",
-                   len(rngs) * settings.iterations)  # fmt: skip
-        try:
-            return _improved_compiled(fit, n_genes, rngs, settings, bar)
-        finally:
-            bar.close()
+        return _with_bar(_improved_compiled, fit, n_genes, rngs, settings, progress, "improved GA")
     S, N, n = len(rngs), settings.population, n_genes
     rows = np.arange(S)
     population = np.stack([random_chromosomes(rng, N, n) for rng in rngs])
@@ -222,12 +229,7 @@ def traditional_ga_lockstep(
     _check_generators(rngs)
     fit = _compiled(evaluate, n_genes, engine)
     if fit is not None:
-        bar = _Bar(progress, f"{settings.form} GA, {len(rngs)} runs x {settings.iterations} iterations",
-                   len(rngs) * settings.iterations)  # fmt: skip
-        try:
-            return _traditional_compiled(fit, n_genes, rngs, settings, bar)
-        finally:
-            bar.close()
+        return _with_bar(_traditional_compiled, fit, n_genes, rngs, settings, progress, f"{settings.form} GA")
     if settings.form == "generational":
         return generational_ga_lockstep(evaluate, n_genes, rngs, settings, progress, "lockstep")
     S, N, n = len(rngs), settings.population, n_genes

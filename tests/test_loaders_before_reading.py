@@ -32,6 +32,7 @@ from evolving_ttt.al_khateeb.engine import load_evaluator
 from evolving_ttt.al_khateeb.study import study_tasks
 from evolving_ttt.benchmarks import BENCH_RESULTS, load_benchmark
 from evolving_ttt.cli import main
+from evolving_ttt.curves import load_learning_curves
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.fogel.study import control_rows
 from evolving_ttt.ling_lam.capacity import load_capacity
@@ -350,6 +351,7 @@ LOADERS = {
     "ling-lam-capacity": [(load_capacity, None)],
     "ttt-benchmark": [(lambda path: load_benchmark(path.stem, path.parent), None)],
     "ttt-kit-player": [(q_learning_system.load_player, _first)],
+    "ttt-learning-curves": [(load_learning_curves, lambda frame: frame.to_dict("list"))],
 }  # fmt: skip
 """Every JSON loader by the format it reads, with the part of what it returns that it reads from the file (``None``:
 all of it); the rest (provenance) is returned as the file has it."""

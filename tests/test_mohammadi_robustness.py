@@ -264,21 +264,25 @@ def test_the_claims_compare_with_a_program_that_never_moves():
         assert found == []
         return
     judge, root, play = found
-    # One cell per reading of the bonus in each sweep that crosses the judges: the paper's length, then 100 generations.
+    # One cell per reading of the bonus in each sweep that crosses the judges: the paper's length and population, then
+    # 100 generations, then a population of 512.
     assert [cell.setting for cell in judge.cells] == [
         "bonuses added to the outcome points", "bonuses that only break ties",
         "bonuses added to the outcome points, 100 generations a run instead of 15",
         "bonuses that only break ties, 100 generations a run instead of 15",
+        "bonuses added to the outcome points, a population of 512 instead of 128",
+        "bonuses that only break ties, a population of 512 instead of 128",
     ][: len(judge.cells)]  # fmt: skip
     assert len(judge.cells) == 2 * sum(f"mohammadi_{name}" in {p.stem for p in rb.STUDIES_FOLDER.glob("*.sqlite")}
                                        for name in rb.JUDGE_SWEEPS)  # fmt: skip
-    changes = ["paper", "open reading", "stated setting", "stated setting"]
+    changes = ["paper", "open reading", *["stated setting"] * 4]
     assert [cell.change for cell in judge.cells] == changes[: len(judge.cells)]
     assert all(cell.sample.kind == "difference" for cell in judge.cells)
     tables = rb.study_tables()
     paper = tables["judge"][tables["judge"]["setting"] == "judge=perfect, bonus_role=added"]
     hits = (paper["points_random_x"] > x_line) & (paper["points_random_o"] > o_line)
     assert play.cells[0].change == "paper" and sum(play.cells[0].sample.values) == hits.sum()
-    judged_cells = sum(group["judge"].iloc[0] == "perfect" if "judge" in group else True
-                       for table in tables.values() for _, group in table.groupby("cell"))  # fmt: skip
-    assert len(root.cells) == len(play.cells) == judged_cells
+    # every setting with the scripted judge once, though the population sweep and judge_512 both run one of them
+    judged = {key for _, _, settings, key, _ in rb._cells(tables) if settings["judge"] == "perfect"}
+    assert len(root.cells) == len(play.cells) == len(judged)
+    assert [cell.setting for cell in root.cells].count("a population of 512 instead of 128") == 1

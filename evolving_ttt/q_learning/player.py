@@ -57,7 +57,7 @@ def _root_floor(value: int, n: int) -> int:
     low, high = 0, 1 << (value.bit_length() // n + 1)
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if middle**n <= value else (low, middle)
+        low, high = (middle, high) if pow(middle, n) <= value else (low, middle)  # whole numbers: exact
     return low
 
 
@@ -78,7 +78,7 @@ def checkpoint_games(episodes: int, checkpoints: int) -> tuple[int, ...]:
     if checkpoints == 1:
         return (episodes,)
     first, steps = min(FIRST_CHECKPOINT, episodes), checkpoints - 1
-    games = tuple(_root_floor(first ** (steps - k) * episodes**k, steps) for k in range(checkpoints))
+    games = tuple(_root_floor(pow(first, steps - k) * pow(episodes, k), steps) for k in range(checkpoints))
     if any(a >= b for a, b in zip(games, games[1:], strict=False)):
         raise ValueError(f"checkpoints: {checkpoints} checkpoints from {first:,} to {episodes:,} games would measure "
                          "the same game count twice; give fewer checkpoints or more episodes")  # fmt: skip

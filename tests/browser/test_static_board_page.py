@@ -14,7 +14,7 @@ PLAYERS = catalogue()
 
 def open_board(page):
     page.goto(PAGE.as_uri())
-    page.wait_for_selector("#ttt-static-play[data-ready='true']", timeout=15000)
+    page.wait_for_selector("#ttt-static-play[data-ready='true']", timeout=60000)
 
 
 def moves_on_page(page):

@@ -67,7 +67,7 @@ def test_every_opponent_answers_and_games_end_with_a_verdict(page, app_url):
                 squares.nth(empty[0]).click()
                 page.wait_for_function(
                     "([n, before]) => document.querySelectorAll('button.widget-button')[n].innerText.trim() !== before",
-                    arg=[empty[0], ""], timeout=15000,
+                    arg=[empty[0], ""], timeout=60000,
                 )
             page.wait_for_timeout(300)
             text = status_text(page)

@@ -4,7 +4,7 @@
 #   make book-fresh  the same, executing every chapter (later runs re-execute only the chapters whose code changed)
 #   make test    ruff, unit tests and notebook output check (nbval) on two processes, strict build of the checked
 #                outputs, browser tests
-#   make test-fast  the unit tests not marked slow, on two processes: no notebooks, no browser (under a minute)
+#   make test-fast  the unit tests not marked slow, on two processes: no notebooks, no browser (about a minute)
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
 #   make clean   remove the built book and numba's compiled kernels (its cache misses edits to called modules)

@@ -326,7 +326,8 @@ def games_until(table, measure: str) -> dict[str, tuple[int | None, str]]:
     answers = {}
     for method, runs in table.groupby("method", sort=False):
         lengths = sorted(runs["games"].unique())
-        samples = {g: Sample("share", tuple(float(v == 0.0) for v in runs[runs.games == g][measure]), "1 to 20")
+        seeds = f"{runs['seed'].min()} to {runs['seed'].max()}"
+        samples = {g: Sample("share", tuple(float(v == 0.0) for v in runs[runs.games == g][measure]), seeds)
                    for g in lengths}  # fmt: skip
         gives = {g: _gives(samples[g]) for g in lengths}
         first = next((g for k, g in enumerate(lengths) if all(gives[h] for h in lengths[k:])), None)

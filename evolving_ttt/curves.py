@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,8 +44,8 @@ from evolving_ttt.players import ArenaPlayer
 from evolving_ttt.reading import read_json
 from evolving_ttt.records import check_provenance, json_text, write_checked
 from evolving_ttt.store import SweepStore
-from evolving_ttt.sweeps import grid_cells, sweep_player
-from evolving_ttt.systems import get_system
+from evolving_ttt.sweeps import grid_cells, load_saved_player
+from evolving_ttt.systems import get_system, system_player
 from evolving_ttt.tables import STUDIES
 from evolving_ttt.verdicts import Bound, Claim, Measure, Sample, interval_text
 
@@ -158,16 +157,9 @@ def study_points(db: str | Path, progress: bool = False) -> list[dict]:
         bar = tqdm(total=len(rows), desc=db.name, unit="player")
     for row in rows:
         cell, seed, task = row["cell"], row["seed"], row["task"]
-        player = sweep_player(db, cell, seed, task)
         base = {"study": db.stem, "system": system.name, "method": _method(system, grid, values[cell], budget),
                 "cell": cell, "seed": seed, "task": task}  # fmt: skip
-        if hasattr(system, "learning_curve"):
-            found, _ = _saved_player(system, db, cell, seed, task)
-            for games, measures in system.learning_curve(found):
-                points.append({**base, "games": int(games), **{m: float(measures[m]) for m in CURVE_MEASURES}})
-        else:
-            games = system.games_played(cells[cell], task)
-            points.append({**base, "games": int(games), **player_measures(player)})
+        points += [{**base, **point} for point in _task_points(system, cells[cell], task, row["player"])]
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -175,16 +167,15 @@ def study_points(db: str | Path, progress: bool = False) -> list[dict]:
     return points
 
 
-def _saved_player(system: Any, db: Path, cell: int, seed: int, task: int) -> tuple[Any, dict]:
-    """A task's saved player as its system loads it (not yet an arena player)."""
-    with SweepStore(db) as store:
-        found = store.connection.execute(
-            "SELECT player FROM tasks WHERE cell = ? AND seed = ? AND task = ?", (cell, seed, task)
-        ).fetchone()
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "player.json"
-        path.write_text(found[0])
-        return system.load_player(path)
+def _task_points(system: Any, settings: Any, task: int, player_text: str) -> list[dict]:
+    """The games and :data:`CURVE_MEASURES` of one task's saved player: one point, or one per checkpoint of a system
+    with ``learning_curve``."""
+    player = load_saved_player(system, player_text)
+    if hasattr(system, "learning_curve"):
+        return [{"games": int(games), **{m: float(measures[m]) for m in CURVE_MEASURES}}
+                for games, measures in system.learning_curve(player)]  # fmt: skip
+    measured = player_measures(system_player(system, player, f"{system.name} task {task}"))
+    return [{"games": int(system.games_played(settings, task)), **measured}]
 
 
 def write_learning_curves(path: str | Path = CURVES_FILE, folder: str | Path = STUDIES, progress: bool = False,
@@ -276,14 +267,13 @@ def study_points_of_task(db: Path, cell: int, seed: int, task: int) -> list[dict
     """The points of one task of a curve study, measured now (as :func:`study_points` measures them)."""
     with SweepStore(db) as store:
         definition = store.definition
+        found = store.connection.execute(
+            "SELECT player FROM tasks WHERE cell = ? AND seed = ? AND task = ?", (cell, seed, task)
+        ).fetchone()
+    if found is None:
+        raise ValueError(f"{db}: no task (cell {cell}, seed {seed}, task {task}) recorded")
     system = get_system(definition["system"])
-    grid = definition["grid"]
-    cells = grid_cells(system, grid)
-    if hasattr(system, "learning_curve"):
-        found, _ = _saved_player(system, db, cell, seed, task)
-        return [{"games": int(g), **{m: float(v[m]) for m in CURVE_MEASURES}} for g, v in system.learning_curve(found)]
-    player = sweep_player(db, cell, seed, task)
-    return [{"games": int(system.games_played(cells[cell], task)), **player_measures(player)}]
+    return _task_points(system, grid_cells(system, definition["grid"])[cell], task, found[0])
 
 
 # --- Summaries --------------------------------------------------------------------------------------------------

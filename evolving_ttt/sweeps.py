@@ -264,11 +264,9 @@ def remeasure(source: str | Path, target: str | Path, numerics: str | None = Non
     system = get_system(definition["system"])
     if numerics is not None:
         definition = {**definition, "numerics": numerics}
-    with tempfile.TemporaryDirectory() as folder, SweepStore(target, definition) as copy:
+    with SweepStore(target, definition) as copy:
         for row in rows:
-            path = Path(folder) / "player.json"
-            path.write_text(row["player"])
-            player, _ = system.load_player(path)
+            player = load_saved_player(system, row["player"])
             measures = {**row["measures"], **task_yardsticks(system, player)}
             copy.record((row["cell"], row["seed"], row["task"]), row["settings"], measures, row["player"],
                         row["wall_time"], row["worker"])  # fmt: skip
@@ -388,8 +386,15 @@ def sweep_player(db: str | Path, cell: int, seed: int, task: int) -> ArenaPlayer
         ).fetchone()
     if found is None:
         raise ValueError(f"{db}: no task (cell {cell}, seed {seed}, task {task}) recorded")
+    player = load_saved_player(system, found[0])
+    return system_player(system, player, f"{system.name} cell {cell} seed {seed} task {task}")
+
+
+def load_saved_player(system: Any, text: str) -> Any:
+    """A task's player from the text of its player file as a sweep keeps it, read by the system's own loader
+    (with all its checks), as the system's player, not yet an arena player."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "player.json"
-        path.write_text(found[0])
+        path.write_text(text)
         player, _ = system.load_player(path)
-    return system_player(system, player, f"{system.name} cell {cell} seed {seed} task {task}")
+    return player

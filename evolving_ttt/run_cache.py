@@ -32,6 +32,9 @@ RUN_CACHE_KEY_FORMAT = "ttt-run-cache-key"
 RUN_CACHE_LOCK = ".run-cache.lock"
 """The file in the cache folder that readers share and a writer holds alone while it puts an entry in place."""
 
+COMPUTING_SUFFIX = ".computing"
+"""The suffix of an entry's second lock file (``.{entry}.computing``), held by the one process computing its run."""
+
 
 class RunCacheWarning(UserWarning):
     """A run-cache entry that could not be used (damaged, of another key) or stored; the run is computed anyway."""
@@ -61,6 +64,11 @@ def cached_run(
     and then its key file into place while it holds the folder's lock (readers share the lock), so concurrent
     writers of one key never collide and a reader never sees half of an entry: the first complete entry stays. A
     run computed but not stored (a full disk) is returned all the same, with a warning.
+
+    One key is computed by one process at a time: a caller holds the entry's own lock file
+    (``.{entry}.computing``) from its look into the cache until its run is stored, so a second chapter that asks
+    for the same run meanwhile waits and then reads the entry instead of computing the run a second time. The lock
+    goes with the process that holds it, however that process ends.
     """
     if not isinstance(name, str) or not name or name.startswith(".") or any(c in name for c in "/\\\0"):
         raise ValueError(f"name must be a plain file name such as 'run'; got {name!r}")
@@ -83,17 +91,18 @@ def cached_run(
     entry = folder / f"{name}-{digest}{suffix}"
     if entry.is_dir():
         raise ValueError(f"{RUN_CACHE_VARIABLE}: {entry} is a folder where the run's cache entry goes; remove it")
-    with _run_cache_lock(folder, exclusive=False):
-        problem, checksum = _check_cache_entry(entry, key_text)
-        if problem is None:
-            try:
-                return load(entry)
-            except (ValueError, OSError) as error:  # whole as written, but not a run its loader accepts
-                problem = f"could not be read ({error})"
-    if problem:
-        warnings.warn(f"run cache: {entry} {problem}; computing the run again", RunCacheWarning, stacklevel=2)
-    run = compute()
-    _store_cache_entry(run, entry, name, key_text, save, digest, suffix, refused=checksum)
+    with _file_lock(entry.with_name(f".{entry.name}{COMPUTING_SUFFIX}"), exclusive=True):
+        with _run_cache_lock(folder, exclusive=False):
+            problem, checksum = _check_cache_entry(entry, key_text)
+            if problem is None:
+                try:
+                    return load(entry)
+                except (ValueError, OSError) as error:  # whole as written, but not a run its loader accepts
+                    problem = f"could not be read ({error})"
+        if problem:
+            warnings.warn(f"run cache: {entry} {problem}; computing the run again", RunCacheWarning, stacklevel=2)
+        run = compute()
+        _store_cache_entry(run, entry, name, key_text, save, digest, suffix, refused=checksum)
     return run
 
 
@@ -114,19 +123,25 @@ def _run_cache_folder(setting: str) -> Path:
     return folder
 
 
-@contextlib.contextmanager
 def _run_cache_lock(folder: Path, exclusive: bool):
     """The folder's lock, shared (readers) or exclusive (a writer putting an entry in place), where the system has
     ``fcntl``; elsewhere nothing (the entry and its key file are checked against each other all the same)."""
+    return _file_lock(folder / RUN_CACHE_LOCK, exclusive)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path, exclusive: bool):
+    """``flock`` on the file at ``path`` (made if missing), shared or exclusive, for the duration; nothing where the
+    system has no ``fcntl``."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
     try:
-        handle = open(folder / RUN_CACHE_LOCK, "a+b")
+        handle = open(path, "a+b")
     except OSError as error:
-        raise ValueError(f"{RUN_CACHE_VARIABLE}: {folder / RUN_CACHE_LOCK} cannot be opened ({error})") from None
+        raise ValueError(f"{RUN_CACHE_VARIABLE}: {path} cannot be opened ({error})") from None
     with handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)

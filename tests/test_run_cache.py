@@ -6,8 +6,10 @@ import hashlib
 import json
 import multiprocessing
 import os
+import queue
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from evolving_ttt.reading import read_npz
 from evolving_ttt.records import save_npz
-from evolving_ttt.run_cache import RUN_CACHE_VARIABLE, RunCacheWarning, cached_run
+from evolving_ttt.run_cache import COMPUTING_SUFFIX, RUN_CACHE_VARIABLE, RunCacheWarning, cached_run
 
 
 def run_of(seed: int) -> dict[str, np.ndarray]:
@@ -56,7 +58,8 @@ def run_cached(seed: int, compute=None, name: str = "run"):
 
 
 def entries(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.iterdir() if path.name != ".run-cache.lock")
+    return sorted(path for path in folder.iterdir()
+                  if path.name != ".run-cache.lock" and not path.name.endswith(COMPUTING_SUFFIX))
 
 
 def only_entry(folder: Path) -> Path:
@@ -263,22 +266,24 @@ def test_a_run_that_cannot_be_stored_is_returned_with_a_warning(cache):
     assert entries(cache) == []
 
 
-# --- Concurrent writers of one key ---------------------------------------------------------------------------
+# --- Concurrent callers of one key: one computes, the others wait and read its entry ------------------------------
 
 
-def compute_together(barrier, seed):
+def compute_slowly(seed, computed):
     def compute():
-        barrier.wait(timeout=30)  # every writer is computing before any of them stores its run
+        computed.put(seed)
+        time.sleep(0.3)  # long enough for every other caller to be waiting for the entry
         return run_of(seed)
 
     return compute
 
 
-def race_in_process(folder, barrier, results, index, round_):
+def race_in_process(folder, barrier, results, computed, index, round_):
     os.environ[RUN_CACHE_VARIABLE] = folder
+    barrier.wait(timeout=30)  # every caller asks for the run at the same moment
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run = run_cached(round_, compute_together(barrier, round_))
+        run = run_cached(round_, compute_slowly(round_, computed))
     results.put((index, round_, same(run, run_of(round_)), [str(w.message) for w in caught]))
 
 
@@ -294,40 +299,77 @@ def check_one_valid_entry_per_key(folder: Path, seeds) -> None:
         assert compute.calls == 0
 
 
-def test_concurrent_processes_computing_one_key_all_succeed_and_leave_one_valid_entry(cache):
+def test_concurrent_processes_asking_for_one_key_compute_it_once_and_all_get_it(cache):
     context = multiprocessing.get_context("fork")
-    writers, rounds = 4, [11, 12, 13]
-    results = context.Queue()
+    callers, rounds = 4, [11, 12, 13]
+    results, computed = context.Queue(), context.Queue()
     for round_ in rounds:
-        barrier = context.Barrier(writers)
-        processes = [context.Process(target=race_in_process, args=(str(cache), barrier, results, k, round_))
-                     for k in range(writers)]  # fmt: skip
+        barrier = context.Barrier(callers)
+        processes = [context.Process(target=race_in_process, args=(str(cache), barrier, results, computed, k, round_))
+                     for k in range(callers)]  # fmt: skip
         for process in processes:
             process.start()
         for process in processes:
             process.join(60)
-        assert [process.exitcode for process in processes] == [0] * writers
-    reports = [results.get(timeout=10) for _ in range(writers * len(rounds))]
+        assert [process.exitcode for process in processes] == [0] * callers
+    reports = [results.get(timeout=10) for _ in range(callers * len(rounds))]
     assert all(ok for _, _, ok, _ in reports)
-    assert [w for *_, w in reports if w] == []  # no writer saw a half-written or foreign entry
+    assert [w for *_, w in reports if w] == []  # no caller saw a half-written or foreign entry
+    computations = []
+    while not computed.empty():
+        computations.append(computed.get(timeout=10))
+    assert sorted(computations) == rounds  # each key computed by one process only
     check_one_valid_entry_per_key(cache, rounds)
 
 
-def test_concurrent_threads_computing_one_key_all_succeed_and_leave_one_valid_entry(cache):
-    writers = 6
-    barrier = threading.Barrier(writers)
+def test_concurrent_threads_asking_for_one_key_compute_it_once_and_all_get_it(cache):
+    callers = 6
+    barrier = threading.Barrier(callers)
+    computed: queue.Queue = queue.Queue()
     outcomes: list[bool] = []
 
-    def writer():
-        outcomes.append(same(run_cached(21, compute_together(barrier, 21)), run_of(21)))
+    def caller():
+        barrier.wait(timeout=30)
+        outcomes.append(same(run_cached(21, compute_slowly(21, computed)), run_of(21)))
 
-    threads = [threading.Thread(target=writer) for _ in range(writers)]
+    threads = [threading.Thread(target=caller) for _ in range(callers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert outcomes == [True] * writers
+    assert outcomes == [True] * callers
+    assert computed.qsize() == 1
     check_one_valid_entry_per_key(cache, [21])
+
+
+def test_a_caller_waiting_for_a_key_computes_it_when_the_process_computing_it_dies(cache):
+    """The lock of a run being computed goes with its process: after a ``kill -9`` the next caller computes."""
+    context = multiprocessing.get_context("fork")
+    started = context.Event()
+
+    def hold_forever():
+        os.environ[RUN_CACHE_VARIABLE] = str(cache)
+
+        def compute():
+            started.set()
+            time.sleep(600)
+
+        run_cached(31, compute)
+
+    holder = context.Process(target=hold_forever)
+    holder.start()
+    try:
+        assert started.wait(30)
+        waiting = Computer(31)
+        killer = threading.Timer(0.5, holder.kill)
+        killer.start()
+        begun = time.monotonic()
+        assert same(run_cached(31, waiting), run_of(31))
+        assert waiting.calls == 1 and time.monotonic() - begun >= 0.4  # it waited for the holder, then computed
+    finally:
+        holder.kill()
+        holder.join(10)
+    check_one_valid_entry_per_key(cache, [31])
 
 
 # --- Random damage: the right run, or a warning and the right run; nothing else ---------------------------------

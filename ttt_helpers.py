@@ -126,6 +126,12 @@ from evolving_ttt.outcomes import (
 )
 from evolving_ttt.fogel_score import rule_base_policy, protocol_score
 
+# Chapter 13: the paper's ambiguities, five full experiments measured once and re-checked (book/13_ambiguities.ipynb)
+from evolving_ttt.fogel.saved_readings import (
+    READINGS_FILE as FOGEL_READINGS_FILE, READINGS_FORMAT as FOGEL_READINGS_FORMAT, fogel_readings,
+    reading_measures, write_fogel_readings, load_fogel_readings, recheck_fogel_readings,
+)
+
 # Chapter 14: Al-Khateeb (2012), the system, readable and batched (book/14_al_khateeb_system.ipynb)
 from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
@@ -148,6 +154,11 @@ from evolving_ttt.al_khateeb.results import (
     evaluator_moves, moves_to_policies, evaluator_policies, evaluator_policy, evaluator_exact_results,
     progress_curve, final_round_robin, game_points, WelchTest, welch_test, match_record, choose_ttt,
     ttt_provenance,
+)
+from evolving_ttt.al_khateeb.saved_results import (
+    RESULTS_FILE as AL_KHATEEB_RESULTS_FILE, RESULTS_FORMAT as AL_KHATEEB_RESULTS_FORMAT, PROGRESS_EVERY,
+    READING_GENERATIONS, progress_checkpoints, progress_yardsticks, other_readings, reading_config,
+    write_al_khateeb_results, load_al_khateeb_results, recheck_al_khateeb_results,
 )
 from evolving_ttt.al_khateeb.bounds import (
     WINS_ONLY, binomial_tail, Table3Bounds, table3_bounds, deterministic_perfect_policy, split_totals, splits_giving,

@@ -29,6 +29,7 @@ from numpy.lib import format as npy
 from evolving_ttt import archives
 from evolving_ttt.al_khateeb import system as al_khateeb_system
 from evolving_ttt.al_khateeb.engine import load_evaluator
+from evolving_ttt.al_khateeb.saved_results import load_al_khateeb_results
 from evolving_ttt.al_khateeb.study import study_tasks
 from evolving_ttt.benchmarks import BENCH_RESULTS, load_benchmark
 from evolving_ttt.cli import main
@@ -352,6 +353,7 @@ LOADERS = {
     "ttt-benchmark": [(lambda path: load_benchmark(path.stem, path.parent), None)],
     "ttt-kit-player": [(q_learning_system.load_player, _first)],
     "ttt-learning-curves": [(load_learning_curves, lambda frame: frame.to_dict("list"))],
+    "al-khateeb-saved-results": [(load_al_khateeb_results, None)],
 }  # fmt: skip
 """Every JSON loader by the format it reads, with the part of what it returns that it reads from the file (``None``:
 all of it); the rest (provenance) is returned as the file has it."""

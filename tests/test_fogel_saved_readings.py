@@ -1,0 +1,108 @@
+"""Chapter 13's saved readings (evolving_ttt.fogel.saved_readings): written from the runs they describe, read back
+with every member checked, and re-checked to the bit by running one trial of every reading again."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, run_experiment
+from evolving_ttt.fogel.exact import exact_scores
+from evolving_ttt.fogel.saved_readings import (
+    MEASURES,
+    READINGS_FILE,
+    fogel_readings,
+    load_fogel_readings,
+    recheck_fogel_readings,
+    write_fogel_readings,
+)
+from evolving_ttt.reading import read_npz
+from evolving_ttt.records import save_npz
+from evolving_ttt.rule_base import PAPER_RULES
+
+SMALL = dataclasses.replace(PAPER_EXPERIMENT, trials=3, generations=12, parents=8)
+READINGS = fogel_readings(SMALL)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    path = tmp_path_factory.mktemp("saved") / "readings.npz"
+    write_fogel_readings(path, seed=2, readings=READINGS, workers=1, progress=False, command="test")
+    return path
+
+
+def test_the_five_readings_each_change_one_setting_of_the_baseline():
+    baseline = READINGS["paper (baseline)"]
+    assert list(READINGS)[0] == "paper (baseline)" and len(READINGS) == 5
+    for name, config in list(READINGS.items())[1:]:
+        parts = ("rules", "selection", "mutation")
+        changed = [part for part in parts if getattr(config, part) != getattr(baseline, part)]
+        assert len(changed) == 1, name
+    assert READINGS["rule (d) on X's lines"].rules != PAPER_RULES
+
+
+def test_the_file_holds_what_the_runs_measure(written):
+    saved = load_fogel_readings(written, READINGS)
+    assert saved.seed == 2 and saved.configs == READINGS and set(saved.measures) == set(MEASURES)
+    for name, config in READINGS.items():
+        run = run_experiment(config, seed=2, progress=False, workers=1)
+        assert np.array_equal(saved["best_score"][name], run.best_score)
+        assert np.array_equal(saved["plotted_paper"][name], exact_scores(run.best_networks)[0])
+        own_mean, own_var = exact_scores(run.final_parents, config.rules)
+        assert np.array_equal(saved["final_mean_own"][name], own_mean)
+        assert np.array_equal(saved["final_var_own"][name], own_var)
+        assert saved["never_loses"][name].shape == (3,) and saved["never_loses"][name].dtype == bool
+    assert str(read_npz(written, "x")["command"]) == "test"
+
+
+def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, tmp_path):
+    saved = load_fogel_readings(written, READINGS)
+    check = recheck_fogel_readings(saved, trials=(0, 2))
+    assert check.all_same and check.values == 5 * 2 * (2 * 12 + 4 * 8 + 1)
+    assert check.text() == f"{check.values:,} of {check.values:,} saved numbers computed again, the same bits"
+    arrays = dict(read_npz(written, "x"))
+    arrays["plotted_paper"] = arrays["plotted_paper"].copy()
+    arrays["plotted_paper"][3, 2, 7] = np.nextafter(arrays["plotted_paper"][3, 2, 7], 100)
+    arrays["never_loses"] = arrays["never_loses"].copy()
+    arrays["never_loses"][1, 0] = ~arrays["never_loses"][1, 0]
+    changed = tmp_path / "changed.npz"
+    save_npz(changed, arrays)
+    check = recheck_fogel_readings(load_fogel_readings(changed, READINGS), trials=(0, 2))
+    assert check.values - check.same == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a: a.update(format=np.array("other")), "field 'format' must be 'fogel-saved-readings'"),
+        (lambda a: a.update(version=np.array(2)), "field 'version' is 2"),
+        (lambda a: a.update(config_1=a["config_2"]), "field 'config_1' must be the settings of the reading"),
+        (lambda a: a.update(config_5=a["config_0"]), "field 'config_5' is one reading too many"),
+        (lambda a: a.pop("plotted_paper"), "field 'plotted_paper' is missing"),
+        (lambda a: a.update(best_score=a["best_score"][:, :2]), "field 'best_score' has shape"),
+        (lambda a: a.update(final_var_own=-a["final_var_own"] - 1), "field 'final_var_own' holds .*below 0"),
+        (lambda a: a.update(never_loses=a["never_loses"].astype(float)), "field 'never_loses' must hold true/false"),
+    ],
+    ids=["format", "version", "config", "extra reading", "missing", "shape", "negative variance", "not booleans"],
+)
+def test_a_damaged_file_is_one_value_error_naming_the_file_and_member(written, tmp_path, change, message):
+    arrays = dict(read_npz(written, "x"))
+    change(arrays)
+    damaged = tmp_path / "damaged.npz"
+    save_npz(damaged, arrays)
+    with pytest.raises(ValueError, match=message) as raised:
+        load_fogel_readings(damaged, READINGS)
+    assert "damaged.npz" in str(raised.value)
+
+
+def test_the_writer_refuses_provenance_that_would_replace_a_member(tmp_path):
+    with pytest.raises(ValueError, match="provenance may not set"):
+        write_fogel_readings(tmp_path / "r.npz", readings=READINGS, progress=False, best_score=[1])
+    assert not (tmp_path / "r.npz").exists()
+
+
+def test_the_committed_file_holds_the_five_full_runs_of_chapter_13():
+    saved = load_fogel_readings(READINGS_FILE)
+    assert saved.seed == 1 and list(saved.configs) == list(fogel_readings())
+    assert saved["plotted_paper"]["paper (baseline)"].shape == (20, 800)
+    assert saved["final_mean_paper"]["spread as variance"].shape == (20, 50)

@@ -97,6 +97,7 @@ def start_and_interrupt(
     children = parent.children(recursive=True)
     if name in WORKERS:
         assert children, f"{name} --workers 2 started no worker process"
+    started = time.monotonic()
     if sig == signal.SIGINT:
         os.killpg(process.pid, sig)
     else:
@@ -106,7 +107,11 @@ def start_and_interrupt(
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         raise AssertionError(f"{name} did not stop within 20 s of {sig.name}") from None
-    return process, children, stderr.read_text(errors="replace")
+    took = time.monotonic() - started
+    text = stderr.read_text(errors="replace")
+    # What a failure below needs to be understood: how the command ended, and how long after the signal.
+    text_with_timing = f"{text}\n[exit status {process.returncode}, {took:.2f} s after {sig.name}]"
+    return process, children, text_with_timing if process.returncode != EXIT_CODES[sig] else text
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -119,7 +124,7 @@ def test_an_interrupted_command_leaves_nothing_behind_and_runs_again(tmp_path, n
     finally:
         for stray in strays(process.pid, tmp_path):  # never leave them to the next test
             stray.kill()
-    assert left_files(tmp_path) == []
+    assert left_files(tmp_path) == [], stderr
     again = subprocess.run(command_line(name, tmp_path), cwd=tmp_path, env=environment(tmp_path),
                            capture_output=True, text=True, timeout=120, start_new_session=True)  # fmt: skip
     assert again.returncode == 0, again.stderr

@@ -68,11 +68,12 @@ book-fresh: $(STAMP)
 		rm -rf $(CACHE) $(RUNS) _build/html _build/.doctrees _build/jupyter_execute; \
 		echo "$$sum" > $(CODE_SUM); \
 	fi
-	# The chapters not yet in the cache are executed on two processes by jupyter-cache's parallel executor; the
-	# build then takes every chapter's outputs from the cache (a chapter that failed there is executed again by the
+	# The chapters not yet in the cache are executed into it on two processes, one chapter at a time each, the
+	# longest first by the running time their committed outputs record (evolving_ttt/book_execution.py); the build
+	# then takes every chapter's outputs from the cache (a chapter that failed there is executed again by the
 	# build, which stops at its error).
 	yes | $(JCACHE) notebook -p $(CACHE) add $(CHAPTERS) > /dev/null
-	$(JCACHE) project -p $(CACHE) execute --executor local-parallel --timeout 600 --verbosity WARNING
+	$(PY) -m evolving_ttt.book_execution $(CACHE) $(CHAPTERS) || echo "The build executes the failed chapters again."
 	$(JB) build .
 	@echo "Book built, every chapter executed: file://$(CURDIR)/$(HTML)"
 

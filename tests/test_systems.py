@@ -232,7 +232,8 @@ def test_a_command_on_a_local_dask_cluster_writes_exactly_the_same_file(argument
 
 
 @pytest.mark.slow
-def test_a_scheduler_that_cannot_be_reached_is_a_usage_error(tmp_path, capsys):
+def test_a_scheduler_that_cannot_be_reached_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TTT_DASK_CONNECT_TIMEOUT", "1")  # refused connections are retried for this long
     with pytest.raises(SystemExit) as stop:
         main(["evolve", "--trials", "1", "--generations", "1", "--out", str(tmp_path / "a.npz"), "--quiet",
               "--scheduler", "tcp://127.0.0.1:9"])  # fmt: skip

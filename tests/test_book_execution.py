@@ -37,6 +37,7 @@ def test_chapters_go_out_the_longest_first(tmp_path):
     assert longest_first([short, untimed, long, middle]) == [long, middle, short, untimed]
 
 
+@pytest.mark.slow  # starts a Jupyter kernel
 def test_a_chapter_is_executed_into_the_cache_once(tmp_path, capsys):
     book = tmp_path / "book"
     book.mkdir()

@@ -13,10 +13,13 @@ exactly in any order, and dividing by the same positive total keeps their order.
 of positions at a time, the positions sorted by their best score (:class:`Scoring`), and only as far as the GA's
 choice needs: a mutant until it surely cannot beat the member it would replace (:func:`_beats`); the crossover
 candidates until one is surely the first of the fittest (:func:`_fittest`; the offspring's fitness is never kept).
-A fitness the GA keeps is always scored whole. The first mutant differs from the offspring in one gene: on the chunks
-the offspring was scored on, only what that gene changes is computed again
-(:func:`~evolving_ttt.ling_lam.fused.nndtf_update`, the simultaneous order). The GA's choices, and every fitness it
-keeps, are the readable ones.
+A fitness the GA keeps is always scored whole. An NNDTF (simultaneous order) is computed from the layers of an
+earlier network kept on the same chunk (:data:`REUSE`): only the static outputs and z whose genes differ in their
+bits are computed again (:func:`_changes`, :func:`_nndtf_layers`), with the very operations of
+:func:`~evolving_ttt.ling_lam.fused.nndtf_network`. Once the population has gathered, each crossover candidate shares
+most of its neurons with the same candidate of earlier iterations, and the first mutant differs from the offspring
+in one gene. A chunk scored whole (the traditional GAs') is padded to whole vector registers (:func:`_padded`). The
+GA's choices, and every fitness it keeps, are the readable ones.
 
 * :class:`Scoring`: the training positions in chunks, and the bounds;
 * :func:`population_fitness`: the fitness of every chromosome of a population;
@@ -32,15 +35,19 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, baseline_network, nndtf_network, nndtf_update
+from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, _exponent, baseline_network, nndtf_network
 from evolving_ttt.ling_lam.network import TrainingSet
-from evolving_ttt.numerics import JIT_OPTIONS, power_scalar, scalar_power
+from evolving_ttt.numerics import JIT_OPTIONS, exp_scalar, power_scalar, scalar_power
 
 LOWER, UPPER = -1.0, 1.0
 """The genes' bounds (:data:`evolving_ttt.ling_lam.ga.LOWER` and ``UPPER``)."""
 
-CHUNK = 20
-"""Positions scored between two looks at the bounds (a fifth of the paper's 100; 16 and 32 measured about the same)."""
+CHUNK = 24
+"""Positions scored between two looks at the bounds: a multiple of :data:`LANES` (16 and 32 measured slower; 20
+leaves a part-filled vector register in every loop over the boards)."""
+
+LANES = 8
+"""Boards a vector register holds (8 doubles in AVX-512): a chunk scored whole is padded to a multiple of this."""
 
 STEPS = 17
 """The columns of :attr:`~evolving_ttt.ling_lam.network.TrainingSet.score_by_step`: ``ceil(8 y) + 8``, 0 to 16."""
@@ -87,7 +94,7 @@ def scoring(training: TrainingSet, chunk: int = CHUNK) -> Scoring:
     return Scoring(chunks, scores.reshape(count, chunk, STEPS), *sums, float(training.best_total))
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _moves_score(scores, c, outputs) -> int:
     """The summed scores of the moves of ``outputs`` on the positions of chunk ``c``: the step of output y is
     :func:`~evolving_ttt.ling_lam.network.output_steps`' ``ceil(8 y)``, clipped to [-8, 8]."""
@@ -108,29 +115,147 @@ def _chunk_score(g, nndtf, hidden, sequential, chunks, scores, c, scratch, outpu
     return _moves_score(scores, c, outputs)
 
 
-PLAIN, KEEP, REUSE = 0, 1, 2
-"""What :func:`_score_next` does besides scoring (``reuse[0]``): nothing; keep each NNDTF's static outputs and z in
-``memory[k, chunk]`` (the crossover candidates); or score the first mutant, which differs from candidate
-``reuse[1]`` in gene ``reuse[3]`` only, from that candidate's kept chunks (the first ``reuse[2]``)."""
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _transfer(f: float, mean: float, spread: float) -> float:
+    """:func:`~evolving_ttt.ling_lam.fused.transfer_layer`'s three passes on one number: the same operations."""
+    d = f - mean
+    return math.copysign(1.0 - exp_scalar(_exponent(d, spread)), d)
+
+
+STATIC, DYNAMIC = 1, 2
+"""The flags of ``changed[j]`` (:func:`_nndtf_layers`): neuron j's static output, its z, must be computed."""
 
 
 @numba.njit(**JIT_OPTIONS)
+def _nndtf_layers(g, columns, hidden, changed, static, z, outputs) -> None:
+    """:func:`~evolving_ttt.ling_lam.fused.nndtf_network` (simultaneous order) on the boards ``columns`` (9, P), with
+    the very operations of its three layers, except that only the static outputs (``static``, (hidden, P)) and z
+    (``z``) that ``changed`` flags (:data:`STATIC`, :data:`DYNAMIC`) are computed: the others are kept from a network
+    whose genes they depend on are the same. Each neuron's loop runs over the boards (a vector register of boards at
+    a time); every sum starts from 0 and adds its terms in order."""
+    boards = columns.shape[1]
+    static_mean, static_spread, mean_link = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    spread_link, output_weights, output_mean = (N_INPUTS + 3) * hidden, (N_INPUTS + 4) * hidden, (N_INPUTS + 5) * hidden
+    for j in range(hidden):
+        if changed[j] & STATIC:
+            mean, spread = g[static_mean + j], g[static_spread + j]
+            for p in range(boards):
+                total = 0.0
+                for i in range(N_INPUTS):
+                    total += columns[i, p] * g[i * hidden + j]
+                static[j, p] = _transfer(total, mean, spread)
+    for j in range(hidden):
+        if changed[j] & DYNAMIC:
+            after, before = (j + 1) % hidden, (j - 1) % hidden
+            link_mean, link_spread = g[mean_link + j], g[spread_link + j]
+            for p in range(boards):
+                z[j, p] = _transfer(static[j, p], link_mean * static[after, p], link_spread * static[before, p])
+    for p in range(boards):
+        outputs[p] = 0.0
+    for j in range(hidden):
+        weight = g[output_weights + j]
+        for p in range(boards):
+            outputs[p] += z[j, p] * weight
+    mean, spread = g[output_mean], g[output_mean + 1]
+    for p in range(boards):
+        outputs[p] = _transfer(outputs[p], mean, spread)
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _changes(g, kept, neuron, kind, changed) -> None:
+    """``changed[j]``: what of neuron j must be computed for the NNDTF ``g`` from the layers of the NNDTF ``kept``
+    (then ``kept`` becomes ``g``). A gene counts as changed unless its bits are the same. Gene i belongs to neuron
+    ``neuron[i]`` and changes ``kind[i]`` of it (:func:`gene_roles`); a changed static output changes z of the
+    neuron and of its two neighbours too."""
+    hidden = changed.size
+    for j in range(hidden):
+        changed[j] = 0
+    bits, kept_bits = g.view(np.int64), kept.view(np.int64)
+    for i in range(g.size):
+        if bits[i] != kept_bits[i]:
+            kept_bits[i] = bits[i]
+            changed[neuron[i]] |= kind[i]
+    for j in range(hidden):  # marking z leaves the flags STATIC as they are
+        if changed[j] & STATIC:
+            changed[j - 1 if j else hidden - 1] |= DYNAMIC
+            changed[j] |= DYNAMIC
+            changed[j + 1 if j + 1 < hidden else 0] |= DYNAMIC
+
+
+@numba.njit(**JIT_OPTIONS)
+def gene_roles(hidden: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each gene of an NNDTF with ``hidden`` neurons: its neuron, and what of it the gene changes
+    (:data:`STATIC`: an input weight, the static mean or spread; :data:`DYNAMIC`: a link; 0: an output gene)."""
+    n = (N_INPUTS + 5) * hidden + 2
+    neuron, kind = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for i in range((N_INPUTS + 4) * hidden):
+        neuron[i], kind[i] = i % hidden, STATIC if i < (N_INPUTS + 2) * hidden else DYNAMIC
+    return neuron, kind
+
+
+class Memory(NamedTuple):
+    """The layers :func:`improved_block` keeps (:data:`REUSE`).
+
+    Attributes
+    ----------
+    layers
+        (slots, 2, hidden, P): in each slot, the static outputs and z of an NNDTF on the boards of one chunk.
+    kept
+        (slots, n): the genes of that NNDTF (nan: none yet).
+    neuron, kind
+        :func:`gene_roles`.
+    changed
+        (hidden,) int64: the flags of :func:`_changes`.
+    """
+
+    layers: np.ndarray
+    kept: np.ndarray
+    neuron: np.ndarray
+    kind: np.ndarray
+    changed: np.ndarray
+
+
+PLAIN, KEEP, REUSE = 0, 1, 2
+"""What :func:`_score_next` does besides scoring (``reuse[0]``), for an NNDTF in the simultaneous order. Each
+network is computed in a slot of ``memory`` (its static outputs and z on one chunk) whose network's genes are in
+the same row of ``kept``: only what the genes that differ change is computed again (:func:`_changes`). With
+:data:`KEEP` (the crossover candidates) candidate k on chunk c takes slot k C + c (C chunks), which holds the
+candidate k of an earlier iteration: in a population that has gathered, most of its neurons are the same. With
+:data:`REUSE` the first mutant takes the slots of candidate ``reuse[1]``, which it differs from in one gene. Any
+other network (:data:`PLAIN`, the other mutants) is computed whole, in the last slot."""
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _score_next(k, genes, done, partial, nndtf, hidden, sequential, chunks, scores, scratch, outputs, memory,
                 reuse) -> None:  # fmt: skip
-    """Score the next chunk of ``genes[k]`` into ``partial[k]`` and ``done[k]`` (:data:`REUSE` for the roles)."""
-    c = done[k]
-    if reuse[0] == REUSE and k == 0 and c < reuse[2]:
-        scratch[1, :, :], scratch[2, :, :] = memory[reuse[1], c, 0], memory[reuse[1], c, 1]
-        nndtf_update(genes[0], chunks[c], hidden, reuse[3], scratch, outputs)
-        partial[k] += _moves_score(scores, c, outputs)
-    else:
+    """Score the next chunk of ``genes[k]`` into ``partial[k]`` and ``done[k]`` (:data:`REUSE` for the roles).
+
+    An NNDTF in the simultaneous order is computed in a slot of ``memory`` (:class:`Memory`), any other network by
+    :func:`_chunk_score` in ``scratch``. Compiled into its callers (``inline="always"``, as are :func:`_beats`,
+    :func:`_fittest`, :func:`_changes` and :func:`_moves_score`): a call that passes arrays counts references to
+    them, which cost about a tenth of the improved GA's time.
+    """
+    c, count = done[k], chunks.shape[0]
+    if not nndtf or sequential:
         partial[k] += _chunk_score(genes[k], nndtf, hidden, sequential, chunks, scores, c, scratch, outputs)
-        if reuse[0] == KEEP:
-            memory[k, c, 0], memory[k, c, 1] = scratch[1], scratch[2]
+        done[k] += 1
+        return
+    kept, changed = memory.kept, memory.changed
+    slot = memory.layers.shape[0] - 1
+    if reuse[0] == KEEP:
+        slot = k * count + c
+    elif reuse[0] == REUSE and k == 0:
+        slot = reuse[1] * count + c
+    if slot < memory.layers.shape[0] - 1:
+        _changes(genes[k], kept[slot], memory.neuron, memory.kind, changed)
+    else:
+        changed[:] = STATIC | DYNAMIC
+    _nndtf_layers(genes[k], chunks[c], hidden, changed, memory.layers[slot, 0], memory.layers[slot, 1], outputs)
+    partial[k] += _moves_score(scores, c, outputs)
     done[k] += 1
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _beats(k, threshold, genes, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, best_total,
            scratch, outputs, memory, reuse) -> bool:  # fmt: skip
     """Whether the fitness of ``genes[k]`` exceeds ``threshold``; if it does, ``partial[k]`` is its whole score.
@@ -175,15 +300,13 @@ def population_fitness(population, out, nndtf, hidden, sequential, chunks, score
 @numba.njit(**JIT_OPTIONS)
 def _roulette(fitness, u) -> int:
     """:func:`~evolving_ttt.ling_lam.ga.roulette`: the running sums in order, d = (1 - u) total, how many below d."""
-    running = np.empty(fitness.size)
     total = 0.0
     for i in range(fitness.size):
         total += fitness[i]
-        running[i] = total
-    d = (1.0 - u) * running[-1]
-    below = 0
-    for i in range(fitness.size):
-        if running[i] < d:
+    d, running, below = (1.0 - u) * total, 0.0, 0
+    for i in range(fitness.size):  # the same running sums again
+        running += fitness[i]
+        if running < d:
             below += 1
     return min(below, fitness.size - 1)
 
@@ -213,22 +336,23 @@ def _clip(x: float) -> float:
     return min(max(x, LOWER), UPPER)
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _fittest(genes, count, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors, best_total,
-             scratch, outputs, memory, reuse) -> int:  # fmt: skip
+             scratch, outputs, memory, reuse, work) -> int:  # fmt: skip
     """``np.argmax`` of the fitness of ``genes[:count]`` (the first of equals), each scored only as far as it takes.
 
     Each fitness lies between ``(partial + floors[done]) / best_total`` and ``(partial + bounds[done]) / best_total``.
     Candidate k is out once another one, j, is surely fitter: k's highest below j's lowest, or equal to it with j
     before k (then k is at most equal to an earlier one). Until one is left, the candidate with the fewest chunks
     scored (the first of those) scores its next chunk; when all are scored the first of the fittest is left.
+    ``work`` is (3, count) scratch space.
     """
-    alive = np.ones(count, dtype=np.bool_)
-    high, low = np.empty(count), np.empty(count)
+    high, low, alive = work[0], work[1], work[2]
+    for k in range(count):
+        high[k] = float(partial[k] + bounds[done[k]]) / best_total
+        low[k] = float(partial[k] + floors[done[k]]) / best_total
+        alive[k] = True
     while True:
-        for k in range(count):
-            high[k] = float(partial[k] + bounds[done[k]]) / best_total
-            low[k] = float(partial[k] + floors[done[k]]) / best_total
         left, next_k = 0, -1
         for k in range(count):
             if alive[k]:
@@ -244,6 +368,8 @@ def _fittest(genes, count, done, partial, nndtf, hidden, sequential, chunks, sco
             return next_k
         _score_next(next_k, genes, done, partial, nndtf, hidden, sequential, chunks, scores, scratch, outputs, memory,
                     reuse)  # fmt: skip
+        high[next_k] = float(partial[next_k] + bounds[done[next_k]]) / best_total
+        low[next_k] = float(partial[next_k] + floors[done[next_k]]) / best_total
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -260,9 +386,11 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
     candidates, children = np.empty((4, n)), np.empty((3, n))
     done, partial = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
     scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunk)), np.empty(chunk)
-    incremental = nndtf and not sequential  # nndtf_update: the simultaneous order
-    memory = np.empty((4, count, 2, hidden, chunk) if incremental else (1, 1, 1, 1, 1))
-    reuse = np.zeros(4, dtype=np.int64)
+    incremental = nndtf and not sequential  # networks computed from kept layers: the simultaneous order
+    slots = 4 * count + 1 if incremental else 1
+    memory = Memory(np.empty((slots, 2, hidden, chunk)), np.full((slots, n), np.nan), *gene_roles(hidden),
+                    np.empty(hidden, np.int64))  # fmt: skip
+    reuse, work = np.zeros(2, dtype=np.int64), np.empty((3, 4))
     for i in range(draws.shape[0]):
         d = draws[i]
         first, second = _roulette(fitness, d[0]), _roulette(fitness, d[1])
@@ -275,7 +403,7 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
             candidates[3, g] = _clip((middle + both * w) / 2.0)
         done[:], partial[:], reuse[0] = 0, 0, KEEP if incremental else PLAIN
         top = _fittest(candidates, 4, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
-                       best_total, scratch, outputs, memory, reuse)  # fmt: skip
+                       best_total, scratch, outputs, memory, reuse, work)  # fmt: skip
         offspring = candidates[top]
         gene = min(int(d[2] * n), n - 1)  # mutants (30)
         for g in range(n):
@@ -283,13 +411,13 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
             children[1, g] = LOWER + (UPPER - LOWER) * d[4 + n + g] if d[4 + g] < subset_probability else offspring[g]
             children[2, g] = LOWER + (UPPER - LOWER) * d[4 + 2 * n + g]
         children[0, gene] = LOWER + (UPPER - LOWER) * d[3]
-        reuse[0], reuse[1], reuse[2], reuse[3] = (REUSE if incremental else PLAIN), top, done[top], gene
+        reuse[0], reuse[1] = (REUSE if incremental else PLAIN), top
         done[:], partial[:] = 0, 0
         accept = d[4 + 3 * n] < acceptance  # replace_worst (Figure 7)
         if accept:
             worst = _first_min(fitness)
             b = _fittest(children, 3, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
-                         best_total, scratch, outputs, memory, reuse)  # fmt: skip
+                         best_total, scratch, outputs, memory, reuse, work)  # fmt: skip
             _beats(b, -math.inf, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
                    best_total, scratch, outputs, memory, reuse)  # the winner's whole score: it joins the population
             population[worst], fitness[worst] = children[b], float(partial[b]) / best_total
@@ -303,10 +431,12 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
 
 
 @numba.njit(**JIT_OPTIONS)
-def _pair(population, fitness, d, exponent, crossover, mutation, out) -> None:
+def _pair(population, fitness, d, exponent, crossover, mutation, out, mutating, powers) -> None:
     """Two children ``out`` (2, n) of one steady-state iteration from its draws ``d`` (4 + 6 n): two spins, the
     :func:`~evolving_ttt.ling_lam.ga.arithmetic_crossover`, the :func:`~evolving_ttt.ling_lam.ga.nonuniform_mutation`
-    with the exponent ``(1 - t/T)^b`` (a power only for the genes that mutate); returns the parents' indices."""
+    with the exponent ``(1 - t/T)^b`` (a power only for the genes that mutate: their places gathered in ``mutating``
+    and their powers computed in one loop, on vector registers, into ``powers``, both (2 n,) scratch space);
+    returns the parents' indices."""
     n = population.shape[1]
     first, second = _roulette(fitness, d[0]), _roulette(fitness, d[1])
     a, cross = d[3], d[2] < crossover
@@ -314,14 +444,32 @@ def _pair(population, fitness, d, exponent, crossover, mutation, out) -> None:
         x, y = population[first, g], population[second, g]
         out[0, g] = _clip(a * x + (1 - a) * y if cross else x)
         out[1, g] = _clip((1 - a) * x + a * y if cross else y)
-    for c in range(2):
-        for g in range(n):
-            x = out[c, g]
-            if d[4 + c * n + g] < mutation:  # the coin; then r and the direction
-                shrink = 1.0 - power_scalar(d[4 + 2 * n + c * n + g], exponent)
-                moved = x + (UPPER - x) * shrink if d[4 + 4 * n + c * n + g] < 0.5 else x - (x - LOWER) * shrink
-                out[c, g] = _clip(moved)
+    count = 0
+    for place in range(2 * n):  # child place // n, gene place % n: the coin
+        if d[4 + place] < mutation:
+            mutating[count] = place
+            count += 1
+    for m in range(count):  # then r
+        powers[m] = power_scalar(d[4 + 2 * n + mutating[m]], exponent)
+    for m in range(count):  # and the direction
+        place = mutating[m]
+        c, g = place // n, place % n
+        x, shrink = out[c, g], 1.0 - powers[m]
+        moved = x + (UPPER - x) * shrink if d[4 + 4 * n + place] < 0.5 else x - (x - LOWER) * shrink
+        out[c, g] = _clip(moved)
     return first, second
+
+
+@numba.njit(**JIT_OPTIONS)
+def _padded(chunks, scores):
+    """``chunks`` and ``scores`` with each chunk padded with empty boards (inputs 0, every score 0) to a multiple
+    of :data:`LANES`, so that the network's loops over the boards run on whole vector registers (a board's result
+    does not depend on the others; a padding board adds 0 to any score)."""
+    count, _, boards = chunks.shape
+    wide = -(-boards // LANES) * LANES
+    padded, padded_scores = np.zeros((count, N_INPUTS, wide)), np.zeros((count, wide, STEPS), dtype=scores.dtype)
+    padded[:, :, :boards], padded_scores[:, :boards] = chunks, scores
+    return padded, padded_scores
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -336,10 +484,12 @@ def traditional_block(population, fitness, draws, exponents, best, population_be
     """
     n = population.shape[1]
     children, children_fitness = np.empty((2, n)), np.empty(2)
+    mutating, powers = np.empty(2 * n, dtype=np.int64), np.empty(2 * n)
+    chunks, scores = _padded(chunks, scores)  # every position is scored
     scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunks.shape[2])), np.empty(chunks.shape[2])
     for i in range(draws.shape[0]):
         d = draws[i]
-        first, second = _pair(population, fitness, d, exponents[i], crossover, mutation, children)
+        first, second = _pair(population, fitness, d, exponents[i], crossover, mutation, children, mutating, powers)
         _fitness_of_all(children, children_fitness, nndtf, hidden, sequential, chunks, scores, best_total, scratch,
                         outputs)  # fmt: skip
         population[first], fitness[first] = children[0], children_fitness[0]
@@ -361,11 +511,13 @@ def generational_block(population, fitness, draws, exponents, best, start, cross
     pairs = (size + 1) // 2
     per_pair = draws.shape[1] // pairs
     children, children_fitness = np.empty((2 * pairs, n)), np.empty(size)
+    mutating, powers = np.empty(2 * n, dtype=np.int64), np.empty(2 * n)
+    chunks, scores = _padded(chunks, scores)  # every position is scored
     scratch, outputs = np.empty((SCRATCH_LAYERS, hidden, chunks.shape[2])), np.empty(chunks.shape[2])
     for i in range(draws.shape[0]):
         for k in range(pairs):
             _pair(population, fitness, draws[i, k * per_pair : (k + 1) * per_pair], exponents[i], crossover,
-                  mutation, children[2 * k : 2 * k + 2])  # fmt: skip
+                  mutation, children[2 * k : 2 * k + 2], mutating, powers)  # fmt: skip
         _fitness_of_all(children[:size], children_fitness, nndtf, hidden, sequential, chunks, scores, best_total,
                         scratch, outputs)  # fmt: skip
         elite, worst = _first_max(fitness), _first_min(children_fitness)

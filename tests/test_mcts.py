@@ -231,6 +231,7 @@ def test_the_estimated_policy_is_a_policy_table_and_the_same_bits_twice():
     assert np.array_equal(mcts.mcts_counts(some, 10, 4, 7), first.counts[np.searchsorted(first.indices, some)])
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 def test_the_player_on_reachable_boards_measures_exactly_as_the_full_player():
     full = mcts.mcts_player(10, samples=5, seed=3)
     reachable = mcts.mcts_player(10, samples=5, seed=3, boards="reachable")

@@ -178,6 +178,7 @@ def _small():
     return saved.make_mcts_players((10, 12), samples=3, seed=5)
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 def test_a_written_file_reads_back_and_its_rows_are_the_searches_of_any_worker(tmp_path):
     small = _small()
     assert small.provenance["command"].startswith("evolving_ttt.mcts_players.make_mcts_players(budgets=[10, 12]")
@@ -192,6 +193,7 @@ def test_a_written_file_reads_back_and_its_rows_are_the_searches_of_any_worker(t
         back.estimate(100, X)
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 def test_writing_never_replaces_a_file_unless_forced_and_leaves_nothing_half_written(tmp_path, monkeypatch):
     small = _small()
     with pytest.raises(ValueError, match="exists"):  # the arena's own file, above all

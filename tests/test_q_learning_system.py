@@ -113,6 +113,7 @@ def test_self_play_in_stretches_is_one_call():
     assert np.array_equal(np.concatenate([first.results, second.results]), whole.results)
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 @pytest.mark.parametrize("opponent", ["rule-base", "self-play"])
 def test_a_tasks_table_does_not_depend_on_its_checkpoints_or_its_pieces(opponent, monkeypatch):
     settings = replace(TINY, opponent=opponent)

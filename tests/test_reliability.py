@@ -211,6 +211,7 @@ def _real_numbers(settings) -> list[float]:
     return found
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 @given(data=st.data())
 @hypothesis_settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_every_setting_of_every_system_is_checked_before_any_database(data, monkeypatch):
@@ -239,6 +240,7 @@ def test_every_setting_of_every_system_is_checked_before_any_database(data, monk
             assert all(math.isfinite(x) and abs(x) <= LARGEST_SETTING for x in _real_numbers(cell)), cell
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 @given(data=st.data())
 @hypothesis_settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_every_refused_option_of_a_system_command_is_named(data, monkeypatch):

@@ -215,6 +215,7 @@ def test_a_sweep_table_reads_settings_a_system_leaves_out_at_their_default(tmp_p
     assert summary["player.depth"].tolist() == [1, 2] and summary["n"].tolist() == [2, 2]
 
 
+@pytest.mark.slow  # seconds (make test, not make test-fast)
 def test_never_loses_many_is_the_tree_of_never_loses():
     # The control study's networks (every fifth) and random ones, under the paper's rules and the two other readings
     # of the rule base: the walk over move tables gives the readable tree's answer for every one.

@@ -164,9 +164,17 @@ def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = 
     Values depend only on the board, so they are memoized over the base-3 index. X's first move is
     chosen for the whole protocol: the sum over the first replies it will face (each four times), or
     32 times the expectation when the first reply follows the rules. Ties go to the lowest square.
+    The result (read-only arrays) is computed once per rule base and payoff and shared between calls: the
+    walk takes about two seconds, and the arena, the chapters and the tests ask for the same one often.
     """
     check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    win, loss, draw = check_payoff(payoff)
+    return _best_response(rules, check_payoff(payoff))
+
+
+@cache
+def _best_response(rules: OpponentRules, payoff: tuple[float, float, float]) -> BestResponse:
+    """:func:`best_response` for checked arguments (``payoff`` as win, loss, draw)."""
+    win, loss, draw = payoff
     tables = board_tables()
     values = np.full(N_BOARDS, np.nan)
     policy = np.full(N_BOARDS, -1, dtype=np.int64)

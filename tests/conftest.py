@@ -47,7 +47,7 @@ def reachable() -> list[np.ndarray]:
 
 @pytest.fixture(scope="session")
 def paper_best_response() -> BestResponse:
-    """The expectimax best response to the paper's opponent (about ten seconds: built once)."""
+    """The expectimax best response to the paper's opponent (computed once per process by best_response)."""
     return best_response(PAPER_RULES)
 
 

@@ -18,7 +18,9 @@ same results.
 - :func:`log` (fdlibm's method) and :func:`power` for bases in ``[0, 1]`` (the non-uniform mutation of Ling and
   Lam's GA), with ``y log x`` carried as a double-double; :func:`scalar_power` for one number, in decimal;
 - :func:`fixed_matmul`: a matrix product that adds its terms in a fixed order (term 0, then 1, ...), never
-  through BLAS.
+  through BLAS;
+- :func:`same_bits_count`: how many numbers of two arrays are the same bits, for the checks that saved results are
+  what the code computes.
 
 Accuracy, checked by ``tests/test_numerics.py`` against 30-digit references: every result of :func:`exp`,
 :func:`tanh` and :func:`log` is within 1 ulp of the correctly rounded value (their errors stay below 0.56, 0.56
@@ -468,3 +470,14 @@ def fixed_matmul(a, b) -> np.ndarray:
     if vector_a:
         out = out[..., 0, :] if not vector_b else out[..., 0]
     return out
+
+
+def same_bits_count(one, other) -> int:
+    """How many elements of two arrays of one shape are the same bits: floats compared as the bits of their float64
+    values (so ``-0.0`` differs from ``0.0`` and a NaN equals itself bit for bit), anything else with ``==``."""
+    one, other = np.asarray(one), np.asarray(other)
+    if one.shape != other.shape:
+        raise ValueError(f"same_bits_count: the arrays have shapes {one.shape} and {other.shape}; they must match")
+    if one.dtype.kind == "f" or other.dtype.kind == "f":
+        one, other = (np.ascontiguousarray(a, dtype=np.float64).view(np.uint64) for a in (one, other))
+    return int(np.count_nonzero(one == other))

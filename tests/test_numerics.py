@@ -311,3 +311,16 @@ def test_the_walk_finds_what_it_looks_for_and_every_exception_still_applies():
         ["np.exp", "math.tanh", "a @ b", "x ** y", "np.dot", "POWERS_OF_3 @ d", "from numpy import tanh"])
     for relative in NOT_RESULT_PATHS:
         assert (ROOT / relative).exists(), relative
+
+
+def test_same_bits_count_counts_numbers_that_are_the_same_bits():
+    from evolving_ttt.numerics import same_bits_count
+
+    saved = np.array([0.1, -0.0, np.nan, 1.0, 2.5])
+    again = np.array([0.1, 0.0, np.nan, np.nextafter(1.0, 2.0), 2.5])
+    assert same_bits_count(saved, again) == 3  # 0.1, NaN and 2.5; not -0.0 against 0.0, not one ulp apart
+    assert same_bits_count(saved, saved.copy()) == 5
+    assert same_bits_count(np.array([True, False]), np.array([True, True])) == 1
+    assert same_bits_count(np.array([3, 4]), np.array([3.0, 4.0])) == 2  # whole numbers as their float64 values
+    with pytest.raises(ValueError, match=r"shapes \(5,\) and \(4,\)"):
+        same_bits_count(saved, again[:4])

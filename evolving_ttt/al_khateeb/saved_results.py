@@ -32,6 +32,7 @@ from evolving_ttt.al_khateeb.evaluator import (
 from evolving_ttt.al_khateeb.results import progress_curve
 from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import O, X
+from evolving_ttt.numerics import same_bits_count
 from evolving_ttt.outcomes import perfect_policy
 from evolving_ttt.reading import Fields, read_json
 from evolving_ttt.records import DATA, check_provenance, json_text, write_checked
@@ -191,12 +192,11 @@ def recheck_al_khateeb_results(saved: SavedResults, run, checkpoints: int = 5, r
     for name, tables in progress_yardsticks().items():
         again = progress_curve(run, *tables, generations=saved.checkpoints[chosen])
         values += again.size
-        same += int(np.sum(again.view(np.uint64) == saved.curves[name][:, chosen].view(np.uint64)))
+        same += same_bits_count(again, saved.curves[name][:, chosen])
     players = players_same = 0
     for settings, finals in saved.readings.items():
         config = reading_config(saved.config, settings, saved.reading_generations)
         again = coevolve(config, seed=saved.seed, runs=list(runs)).players()
         players += len(runs)
-        players_same += sum(np.array_equal(again[k].view(np.uint64), finals[r].view(np.uint64))
-                            for k, r in enumerate(runs))  # fmt: skip
+        players_same += sum(same_bits_count(again[k], finals[r]) == finals[r].size for k, r in enumerate(runs))
     return Recheck(values, same, players, players_same, time.perf_counter() - start)

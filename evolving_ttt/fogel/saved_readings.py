@@ -30,6 +30,7 @@ from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import network_player
 from evolving_ttt.fogel.selection import SelectionSettings
 from evolving_ttt.fogel.trees import game_tree
+from evolving_ttt.numerics import same_bits_count
 from evolving_ttt.reading import Fields, read_npz
 from evolving_ttt.records import DATA, check_provenance, save_npz
 from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
@@ -180,13 +181,6 @@ def recheck_fogel_readings(saved: SavedReadings, trials: tuple[int, ...] = (0,))
         for measure, again in reading_measures(run).items():
             kept = saved[measure][name][list(trials)]
             values += again.size
-            same += _same_elements(again, kept)
+            same += same_bits_count(again, kept)
     return Recheck(values, same, time.perf_counter() - start)
 
-
-def _same_elements(one: np.ndarray, other: np.ndarray) -> int:
-    """How many elements of two arrays of one shape are the same bits (floats compared as float64 bits)."""
-    one, other = np.asarray(one), np.asarray(other)
-    if one.dtype.kind == "f" or other.dtype.kind == "f":
-        one, other = (np.ascontiguousarray(a, dtype=np.float64).view(np.uint64) for a in (one, other))
-    return int(np.sum(one == other))

@@ -116,6 +116,7 @@ bench: $(STAMP)
 	$(PY) bench/numerics.py
 	$(PY) bench/ling_lam_engine.py
 	$(PY) bench/mcts.py
+	$(PY) bench/q_learning.py
 
 clean:
 	rm -rf _build

@@ -357,7 +357,7 @@ from evolving_ttt.arena import (
 from evolving_ttt.q_learning import (
     QLearningSettings, QLearningSystem, QPlayer, LearningCurve, OPPONENTS as Q_OPPONENTS, CURVE_RESULTS, QSettings,
     train_against_rule_base, train_self_play, q_policy, checkpoint_games, greedy_yardsticks, greedy_protocol_losses,
-    learn as q_learn, sweep_curves,
+    learn as q_learn, sweep_curves, fast_train_against_rule_base, fast_train_self_play,
 )
 from evolving_ttt.curves import (
     CURVES_FILE, CURVES_FORMAT, CURVE_MEASURES, NEVER_LOSES, MOST_RUNS, MOST_RUNS_RULE, curve_studies, point_measures,

@@ -3,15 +3,18 @@
 * ``learner``: the Q-learner over the base-3 board index, bit for bit OpenSpiel's ``QLearner`` on the same random
   numbers (``tests/test_q_learning.py``), trained against Fogel's rule base or in self-play, and its greedy player
   as a policy table;
+* ``engine``: the learner's two training loops compiled with numba, the same bits as ``learner``'s
+  (``tests/test_q_learning_engine.py``), about fifty times as fast; the system trains with them;
 * ``player``: a task's result, the Q-table and the learning curve of its greedy player on the book's exact
   yardsticks, and its JSON;
 * ``system``: the learner as the book's fifth system (``python -m ttt_helpers q-learning``), built with the system
   kit (:class:`evolving_ttt.kit.SystemKit`): one task is one seed of training, its result the learned player and
   its learning curve on the book's exact yardsticks.
 
-The public names of the three are re-exported here (``from evolving_ttt.q_learning import train_against_rule_base``).
+The public names of the four are re-exported here (``from evolving_ttt.q_learning import train_against_rule_base``).
 """
 
+from evolving_ttt.q_learning.engine import fast_train_against_rule_base, fast_train_self_play
 from evolving_ttt.q_learning.learner import (
     Q_SHAPE,
     QSettings,
@@ -56,6 +59,8 @@ __all__ = [
     "SYSTEM",
     "checkpoint_games",
     "epsilon_greedy_given",
+    "fast_train_against_rule_base",
+    "fast_train_self_play",
     "greedy_protocol_losses",
     "greedy_yardsticks",
     "learn",

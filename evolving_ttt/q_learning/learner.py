@@ -38,9 +38,10 @@ Two ways to train:
 
 :func:`q_policy` writes a table's choice as a policy table (:mod:`evolving_ttt.outcomes`), so that the book's
 exact yardsticks (outcome tables, audits) apply to a learned player. The book's Q-learning system
-(:mod:`evolving_ttt.q_learning.system`) trains with these two functions, a stretch between two checkpoints at a
+(:mod:`evolving_ttt.q_learning.system`) trains as these two functions do, a stretch between two checkpoints at a
 time: a table passed back in (``q``, and ``first_episode`` against the rule base) continues the training exactly as
-one longer call would (``tests/test_q_learning_system.py``).
+one longer call would (``tests/test_q_learning_system.py``). It plays them with the compiled twins of the two,
+:mod:`evolving_ttt.q_learning.engine`, which ``tests/test_q_learning_engine.py`` holds to the same bits.
 
 All arithmetic on result paths is addition, subtraction, multiplication, division and comparison of doubles,
 which IEEE 754 rounds the same on every processor; the learning loop runs on Python floats, which are those
@@ -224,16 +225,27 @@ def _learn(rows: list[list[float]], state: int, action: int, target: float, step
     rows[state][action] = prev_q + step_size * loss
 
 
-def _start_table(q: np.ndarray | None) -> list[list[float]]:
-    """The Q-table to continue from (zeros when ``q`` is None), as nested lists of Python floats."""
-    if q is None:
-        return [[0.0] * 9 for _ in range(N_BOARDS)]
+def check_q_table(q: np.ndarray) -> np.ndarray:
+    """``q`` if it is a Q-table to continue from: a float64 array of shape (19683, 9) of finite values.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong with it.
+    """
     check_instance(q, np.ndarray, "q", "a Q-table: a float array of shape (19683, 9)")
     if q.shape != Q_SHAPE or q.dtype != np.float64:
         raise ValueError(f"q must be a float64 array of shape (19683, 9); got {q.dtype} {q.shape}")
     if not np.isfinite(q).all():
         raise ValueError("q must hold finite values")
-    return q.tolist()
+    return q
+
+
+def _start_table(q: np.ndarray | None) -> list[list[float]]:
+    """The Q-table to continue from (zeros when ``q`` is None), as nested lists of Python floats."""
+    if q is None:
+        return [[0.0] * 9 for _ in range(N_BOARDS)]
+    return check_q_table(q).tolist()
 
 
 def _finish(rows: list[list[float]], results: list[int]) -> QTraining:

@@ -44,7 +44,8 @@ from evolving_ttt.kit import (
     task_generator,
 )
 from evolving_ttt.players import ArenaPlayer, Explanation, square_values
-from evolving_ttt.q_learning.learner import Q_SHAPE, QSettings, q_policy, train_against_rule_base, train_self_play
+from evolving_ttt.q_learning.engine import fast_train_against_rule_base, fast_train_self_play
+from evolving_ttt.q_learning.learner import Q_SHAPE, QSettings, q_policy
 from evolving_ttt.q_learning.player import (
     CURVE_RESULTS,
     LARGEST_CHECKPOINTS,
@@ -133,13 +134,14 @@ going up and down from checkpoint to checkpoint rather than falling."""
 def _train(q: np.ndarray, games: int, first: int, rng: np.random.Generator, mark: int | None,
            learner: QSettings) -> np.ndarray:  # fmt: skip
     """``q`` after ``games`` more games (against the rule base as ``mark``, or self-play for ``None``), in pieces
-    of at most :data:`TRAINING_CHUNK` games; ``first`` numbers the first game (the rule base's cycled reply)."""
+    of at most :data:`TRAINING_CHUNK` games; ``first`` numbers the first game (the rule base's cycled reply). The
+    compiled loops of :mod:`~evolving_ttt.q_learning.engine` play them, the same bits as the readable ones."""
     for start in range(0, games, TRAINING_CHUNK):
         n = min(TRAINING_CHUNK, games - start)
         if mark is None:
-            q = train_self_play(n, rng, learner, q).q
+            q = fast_train_self_play(n, rng, learner, q).q
         else:
-            q = train_against_rule_base(n, rng, learner, PAPER_RULES, mark, q, first + start).q
+            q = fast_train_against_rule_base(n, rng, learner, PAPER_RULES, mark, q, first + start).q
     return q
 
 

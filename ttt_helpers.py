@@ -108,7 +108,9 @@ from evolving_ttt.fogel.trees import (
 )
 
 # Chapter 10: exact expected scores and the best possible score (book/10_exact_scores.ipynb)
-from evolving_ttt.fogel_score import opponent_probabilities, o_reply_distribution, BestResponse, best_response
+from evolving_ttt.fogel_score import (
+    opponent_probabilities, o_reply_distribution, BestResponse, best_response, expectimax_walk,
+)
 from evolving_ttt.fogel.exact import game_payoff_moments, exact_score_readable, exact_scores, exact_score
 
 # Chapter 11: perfect play and auditing a network (book/11_perfect_play.ipynb)

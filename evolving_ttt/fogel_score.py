@@ -19,6 +19,7 @@ import numpy as np
 from evolving_ttt.game import (
     EMPTY,
     LARGEST_SETTING,
+    MARK_DIGIT,
     N_BOARDS,
     POWERS_OF_3,
     O,
@@ -32,7 +33,14 @@ from evolving_ttt.game import (
 )
 from evolving_ttt.numerics import fixed_matmul
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move, check_policy, outcome_table
-from evolving_ttt.rule_base import GAMES_PER_EVALUATION, PAPER_RULES, OpponentRules, opponent_tables, rule_candidates
+from evolving_ttt.rule_base import (
+    GAMES_PER_EVALUATION,
+    PAPER_RULES,
+    OpponentRules,
+    candidate_masks,
+    opponent_tables,
+    rule_candidates,
+)
 
 PAPER_PAYOFF = (1.0, -10.0, 0.0)
 """Payoff for a win, a loss and a draw in the experiments Fogel (1993) reports (chapter 5)."""
@@ -90,20 +98,21 @@ def rule_base_policy(mark: int = O, rules: OpponentRules = PAPER_RULES) -> np.nd
 
     On every legal unfinished board where ``mark`` is to move: ``p / n_empty`` for each empty square
     (the random move, step a) plus ``(1 - p) / n_candidates`` for each square that steps (b)-(e) allow
-    (:func:`rule_candidates`, with the roles of the marks swapped when the rule base plays X). It is the
-    rule base's play on any board, so its first reply follows the rules: the protocol's cycled first
+    (:func:`~evolving_ttt.rule_base.candidate_masks`, with the roles of the marks swapped when the rule base plays
+    X). It is the rule base's play on any board, so its first reply follows the rules: the protocol's cycled first
     replies (``rules.first_reply``) belong to the 32-game protocol, not to the player. For ``mark=O``
-    it equals :func:`opponent_probabilities`. The table is shared between calls: do not write to it.
+    it equals :func:`opponent_probabilities`, and on every board it equals what
+    :func:`~evolving_ttt.rule_base.rule_candidates` gives (``tests/test_fogel_score.py``). The table is shared
+    between calls: do not write to it.
     """
     check_instance(rules, OpponentRules, "rules", "an OpponentRules")
     p = rules.random_move_probability
     tables = board_tables()
+    rows = boards_to_move(mark)
+    candidates = candidate_masks(rules.rule_d_lines, mark)[rows]
     table = np.zeros(POLICY_SHAPE)
-    for i in boards_to_move(mark):
-        board = tables.boards[i]
-        candidates = rule_candidates(board, rules, mark)
-        table[i] = p * tables.empty[i] / tables.n_empty[i]
-        table[i, candidates] += (1 - p) / len(candidates)
+    table[rows] = p * tables.empty[rows] / tables.n_empty[rows, None]
+    table[rows] += np.where(candidates, (1 - p) / candidates.sum(axis=1)[:, None], 0.0)
     table.flags.writeable = False
     return table
 
@@ -158,23 +167,16 @@ class BestResponse:
         return lambda board: int(self.policy[board_index(board)])
 
 
-def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF) -> BestResponse:
+def expectimax_walk(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF) -> BestResponse:
     """Expectimax against the rule base: X maximizes, O's moves are averaged (chapter 10).
 
     Values depend only on the board, so they are memoized over the base-3 index. X's first move is
     chosen for the whole protocol: the sum over the first replies it will face (each four times), or
-    32 times the expectation when the first reply follows the rules. Ties go to the lowest square.
-    The result (read-only arrays) is computed once per rule base and payoff and shared between calls: the
-    walk takes about two seconds, and the arena, the chapters and the tests ask for the same one often.
+    32 times the expectation when the first reply follows the rules. Ties go to the lowest square. This walk is
+    the readable version; :func:`best_response` gives the same bits by a pass over the board tables.
     """
     check_instance(rules, OpponentRules, "rules", "an OpponentRules")
-    return _best_response(rules, check_payoff(payoff))
-
-
-@cache
-def _best_response(rules: OpponentRules, payoff: tuple[float, float, float]) -> BestResponse:
-    """:func:`best_response` for checked arguments (``payoff`` as win, loss, draw)."""
-    win, loss, draw = payoff
+    win, loss, draw = check_payoff(payoff)
     tables = board_tables()
     values = np.full(N_BOARDS, np.nan)
     policy = np.full(N_BOARDS, -1, dtype=np.int64)
@@ -200,8 +202,76 @@ def _best_response(rules: OpponentRules, payoff: tuple[float, float, float]) -> 
             totals.append(4 * sum(value(play(first, reply)) for reply in legal_moves(first)))
         else:
             totals.append(GAMES_PER_EVALUATION * value(first))
+    return _finished(totals, values, policy)
+
+
+def _finished(totals: list[float], values: np.ndarray, policy: np.ndarray) -> BestResponse:
+    """The best response from the openings' totals and the values and moves below them (read-only arrays)."""
     opening = int(np.argmax(totals))
     policy[0] = opening
     values.flags.writeable = False
     policy.flags.writeable = False
     return BestResponse(float(totals[opening]), opening, policy, values)
+
+
+def best_response(rules: OpponentRules = PAPER_RULES, payoff: Sequence[float] = PAPER_PAYOFF) -> BestResponse:
+    """The best any player of X can do against the rule base, as :func:`expectimax_walk` finds it (chapter 10).
+
+    The same bits as the walk (``tests/test_fogel_score.py``), computed by a pass over the board tables from the
+    full boards back to the empty one, and once per rule base and payoff: the result (read-only arrays) is shared
+    between calls, as the arena, the chapters and the tests ask for the same one often.
+    """
+    check_instance(rules, OpponentRules, "rules", "an OpponentRules")
+    return _best_response(rules, check_payoff(payoff))
+
+
+@cache
+def _best_response(rules: OpponentRules, payoff: tuple[float, float, float]) -> BestResponse:
+    """:func:`expectimax_walk`'s values and moves, level by level over the number of marks on the board.
+
+    Each board is worked out after every board one move later, with the walk's arithmetic: X's value is the
+    largest of its moves' (the first, so the lowest square, of equal ones), O's the sum of ``q * value`` over its
+    empty squares in increasing order, with the rule base's probabilities ``q`` (:func:`rule_base_policy`, whose
+    entries are those of :func:`o_reply_distribution`). The walk never values the empty board, nor, with cycled
+    first replies, the boards after X's opening; those stay nan here too.
+    """
+    win, loss, draw = payoff
+    tables = board_tables()
+    values = np.full(N_BOARDS, np.nan)
+    policy = np.full(N_BOARDS, -1, dtype=np.int64)
+    finished = tables.legal & tables.over
+    values[finished] = np.where(tables.winner == X, win, np.where(tables.winner == O, loss, draw))[finished]
+    q = rule_base_policy(O, rules)
+    marks = 9 - tables.n_empty.astype(np.int64)
+    going = tables.legal & ~tables.over
+    for level in range(8, -1, -1):
+        at_level = going & (marks == level)
+        for mark in (X, O):
+            rows = np.flatnonzero(at_level & (tables.to_move == mark))
+            if rows.size == 0:
+                continue
+            empty = tables.empty[rows]
+            children = np.where(empty, rows[:, None] + MARK_DIGIT[mark] * POWERS_OF_3[None, :], 0)
+            child_values = values[children]
+            if mark == X:
+                best = np.argmax(np.where(empty, child_values, -np.inf), axis=1)
+                values[rows] = child_values[np.arange(rows.size), best]
+                policy[rows] = best
+            else:
+                total = np.zeros(rows.size)
+                for square in range(9):
+                    total = np.where(empty[:, square], total + q[rows, square] * child_values[:, square], total)
+                values[rows] = total
+    totals = []
+    for opening in range(9):
+        first = int(POWERS_OF_3[opening])
+        if rules.first_reply == "cycle":
+            replies = [first + 2 * int(POWERS_OF_3[reply]) for reply in range(9) if reply != opening]
+            totals.append(4 * sum(float(values[i]) for i in replies))
+        else:
+            totals.append(GAMES_PER_EVALUATION * float(values[first]))
+    values[0] = np.nan
+    if rules.first_reply == "cycle":
+        values[POWERS_OF_3] = np.nan
+    policy[0] = -1
+    return _finished(totals, values, policy)

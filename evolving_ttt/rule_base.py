@@ -249,17 +249,22 @@ class OpponentTables:
 
 
 @cache
-def opponent_tables(rule_d_lines: str = "own") -> OpponentTables:
-    """Build the rule base's candidate tables for every board at once, from line counts (chapter 3).
+def candidate_masks(rule_d_lines: str = "own", mark: int = O) -> np.ndarray:
+    """The squares steps (b)-(e) allow ``mark`` on every board at once, from line counts (chapters 3 and 10).
 
-    This is written independently of :func:`rule_candidates` (whole-table array operations instead of a
-    loop over lines) so that the two can check each other.
+    ``masks[i, s]`` is True where ``s`` is a candidate on board ``i``, on every legal unfinished board where
+    ``mark`` is to move; rows of other boards are all False. This is written independently of
+    :func:`rule_candidates` (whole-table array operations instead of a loop over lines) so that the two can check
+    each other. The array is shared between calls: do not write to it.
     """
+    if rule_d_lines not in ("own", "opponent"):
+        raise ValueError(f"rule_d_lines must be 'own' or 'opponent'; got {rule_d_lines!r}")
+    mark = check_mark(mark)
     tables = board_tables()
     cells = tables.boards[:, WIN_LINES]  # (19683, 8 lines, 3 cells)
-    n_o, n_x, n_gap = ((cells == v).sum(axis=2) for v in (O, X, EMPTY))
-    d_count = n_o if rule_d_lines == "own" else n_x
-    step_lines = [(n_o == 2) & (n_gap == 1), (n_x == 2) & (n_gap == 1), (d_count == 1) & (n_gap == 2)]
+    n_own, n_other, n_gap = ((cells == v).sum(axis=2) for v in (mark, -mark, EMPTY))
+    d_count = n_own if rule_d_lines == "own" else n_other
+    step_lines = [(n_own == 2) & (n_gap == 1), (n_other == 2) & (n_gap == 1), (d_count == 1) & (n_gap == 2)]
     candidates = tables.empty.copy()  # step (e) unless an earlier step applies
     decided = np.zeros(N_BOARDS, dtype=bool)
     for lines in step_lines:
@@ -271,8 +276,17 @@ def opponent_tables(rule_d_lines: str = "own") -> OpponentTables:
         use = ~decided & mask.any(axis=1)
         candidates[use] = mask[use]
         decided |= use
-    o_to_move = tables.legal & ~tables.over & (tables.to_move == O)
-    candidate_list, n_candidates = squares_to_list(candidates & o_to_move[:, None])
+    to_move = tables.legal & ~tables.over & (tables.to_move == mark)
+    masks = candidates & to_move[:, None]
+    masks.flags.writeable = False
+    return masks
+
+
+@cache
+def opponent_tables(rule_d_lines: str = "own") -> OpponentTables:
+    """Build the rule base's candidate tables for every board at once (:func:`candidate_masks` of O) (chapter 3)."""
+    tables = board_tables()
+    candidate_list, n_candidates = squares_to_list(candidate_masks(rule_d_lines, O))
     # For the batched move: row 2 * i + 0 lists the rule squares of board i, row 2 * i + 1 its empty squares.
     choices = np.stack([candidate_list, tables.empty_list], axis=1).reshape(-1)
     n_choices = np.stack([n_candidates, tables.n_empty], axis=1).reshape(-1).astype(np.int64)

@@ -8,9 +8,10 @@ Three ideas make it fast:
   game asks its mover for a move at once.
 * **A move is worked out once.** A player is deterministic, so the move of a network on a board never
   changes. The engine keeps, per network, a table over the 19,683 board numbers of the moves it has
-  already worked out; only boards it has never met are searched (all their moves judged in one call
-  of :func:`evaluate_boards`). A table entry records which network wrote it, so an offspring that
-  takes over a loser's place ignores what the loser left there.
+  already worked out; only boards it has never met are searched, all at once by one compiled loop
+  (:func:`search_moves`, with the arithmetic of
+  :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`). A table entry records which network wrote it,
+  so an offspring that takes over a loser's place ignores what the loser left there.
 * **A game is played once.** Two parents that both survive play the same games again; their results
   are kept, and each generation plays only the games with at least one new offspring (290 of 380).
 
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from evolving_ttt.al_khateeb.evaluator import (
@@ -46,7 +48,6 @@ from evolving_ttt.al_khateeb.evaluator import (
     OnePlySettings,
     check_weights,
     draw_coevolution,
-    evaluate_boards,
     random_evaluators,
     rank_population,
     self_adaptive_mutation,
@@ -65,6 +66,7 @@ from evolving_ttt.game import (
     check_instance,
     check_numbers,
 )
+from evolving_ttt.numerics import JIT_OPTIONS, tanh_scalar
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record
 from evolving_ttt.records import check_path, check_provenance, json_text, record_arrays, save_npz, write_checked
@@ -85,35 +87,102 @@ def swapped_index() -> np.ndarray:
 
 
 @cache
-def _board_columns() -> np.ndarray:
-    """Every board as floats, features first: shape (9, 19683)."""
-    return np.ascontiguousarray(board_tables().boards.T, dtype=float)
+def _board_rows() -> np.ndarray:
+    """Every board as floats, one row per board number: shape (19683, 9)."""
+    return np.ascontiguousarray(board_tables().boards, dtype=np.float64)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _tanh_in_place(values):
+    for i in range(values.size):  # a loop of its own, so that it runs on vector registers
+        values[i] = tanh_scalar(values[i])
+
+
+@numba.njit(**JIT_OPTIONS)
+def _one_ply_moves(weights, boards, squares, counts, step, seen_index, board_rows, negate, win_mark, winners, out):
+    """The search of :func:`search_moves`: every move's afterstate judged by its board's own network with
+    :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`' arithmetic (each node: its bias, then input 0, 1,
+    ... times its weight added one at a time; the portable tanh), layer by layer over all afterstates at once, and
+    the first of the highest values kept.
+
+    ``seen_index`` maps an afterstate to the board the network is shown; ``negate`` turns the value to the mover's
+    side; a move that wins is worth :data:`WIN_VALUE` when ``win_mark`` is the mover (0: winning moves are left to
+    the evaluator).
+    """
+    starts = np.zeros(boards.shape[0] + 1, dtype=np.int64)
+    for k in range(boards.shape[0]):
+        starts[k + 1] = starts[k] + counts[boards[k]]
+    n = starts[-1]
+    first, second, third = np.empty((n, 5)), np.empty((n, 3)), np.empty(n)
+    for k in range(boards.shape[0]):  # 9 inputs: weights 0-44 (input-major), biases 45-49
+        for j in range(starts[k + 1] - starts[k]):
+            seen = seen_index[boards[k] + step[squares[boards[k], j]]]
+            for node in range(5):
+                total = weights[k, 45 + node]
+                for i in range(9):
+                    total += board_rows[seen, i] * weights[k, 5 * i + node]
+                first[starts[k] + j, node] = total
+    _tanh_in_place(first.reshape(-1))
+    for k in range(boards.shape[0]):  # 5 inputs: weights 50-64, biases 65-67
+        for item in range(starts[k], starts[k + 1]):
+            for node in range(3):
+                total = weights[k, 65 + node]
+                for i in range(5):
+                    total += first[item, i] * weights[k, 50 + 3 * i + node]
+                second[item, node] = total
+    _tanh_in_place(second.reshape(-1))
+    for k in range(boards.shape[0]):  # 3 inputs: weights 68-70, bias 71
+        for item in range(starts[k], starts[k + 1]):
+            total = weights[k, 71]
+            for i in range(3):
+                total += second[item, i] * weights[k, 68 + i]
+            third[item] = total
+    _tanh_in_place(third)
+    for k in range(boards.shape[0]):
+        best, best_square = 0.0, squares[boards[k], 0]
+        for j in range(starts[k + 1] - starts[k]):
+            square = squares[boards[k], j]
+            value = -third[starts[k] + j] if negate else third[starts[k] + j]
+            if win_mark != 0 and winners[boards[k] + step[square]] == win_mark:
+                value = WIN_VALUE
+            if j == 0 or value > best:
+                best, best_square = value, square
+        out[k] = best_square
 
 
 def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, winning_moves: str) -> np.ndarray:
     """The one-ply move of network ``weights[k]`` on board number ``boards[k]``, all at once (chapter 14).
 
-    Every board must have ``mark`` to move and the same number of empty squares (true of all boards of
-    one ply). ``weights`` has shape ``(m, 72)``, ``boards`` ``(m,)``. The same moves as
-    :func:`evolving_ttt.al_khateeb.evaluator.one_ply_move`, to the bit.
+    Every board must have ``mark`` to move in an unfinished game. ``weights`` has shape ``(m, 72)``, ``boards``
+    ``(m,)``. The same moves as :func:`evolving_ttt.al_khateeb.evaluator.one_ply_move`, to the bit: the compiled
+    loop :func:`_one_ply_moves` repeats :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`' sums in its
+    order, node by node.
     """
     tables = board_tables()
-    squares = tables.empty_list[boards].astype(np.int64)
-    count = int(tables.n_empty[boards[0]]) if len(boards) else 0
-    squares = squares[:, :count]  # (m, c): the moves of each board, lowest first
-    if count <= 1:
-        return squares[:, 0] if count else np.zeros(0, dtype=np.int64)
-    after = boards[:, None] + MARK_DIGIT[mark] * POWERS_OF_3[squares]
-    seen = swapped_index()[after] if (view == "mover" and mark == O) else after
-    # Boards as (c, m, 9) and weights as (m, 72), both stored features first (see evaluate_boards):
-    # move k of every board in one batch, each board with its own network.
-    features_first = np.ascontiguousarray(np.asarray(weights).T).T
-    values = evaluate_boards(features_first, np.moveaxis(_board_columns()[:, seen.T], 0, -1))
-    if view == "x" and mark == O:
-        values = -values
-    if winning_moves == "rules":
-        values = np.where(tables.winner[after.T] == mark, WIN_VALUE, values)
-    return squares[np.arange(len(boards)), values.argmax(axis=0)]  # first of equal values: lowest square
+    boards = np.ascontiguousarray(boards, dtype=np.int64)
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    out = np.zeros(len(boards), dtype=np.int64)
+    if len(boards):
+        step = (MARK_DIGIT[mark] * POWERS_OF_3).astype(np.int64)
+        seen_index = swapped_index() if (view == "mover" and mark == O) else _identity_index()
+        win_mark = mark if winning_moves == "rules" else 0
+        _one_ply_moves(weights, boards, _empty_squares(), tables.n_empty, step, seen_index, _board_rows(),
+                       view == "x" and mark == O, win_mark, tables.winner, out)  # fmt: skip
+    return out
+
+
+@cache
+def _identity_index() -> np.ndarray:
+    index = np.arange(N_BOARDS, dtype=np.int64)
+    index.flags.writeable = False
+    return index
+
+
+@cache
+def _empty_squares() -> np.ndarray:
+    squares = board_tables().empty_list.astype(np.int64)
+    squares.flags.writeable = False
+    return squares
 
 
 @dataclass(frozen=True)
@@ -213,7 +282,7 @@ def coevolve(
         parts = run_shared(
             partial(_coevolve_share, config, seed), chosen, workers, scheduler, progress,
             f"{len(chosen)} runs x {config.generations} generations",
-            lambda: (board_tables(), swapped_index(), _board_columns()),  # built before forking, shared
+            lambda: (board_tables(), swapped_index(), _board_rows(), _identity_index(), _empty_squares()),
         )  # fmt: skip
         return merge_coevolution_runs(parts)
     return _coevolve_together(config, seed, chosen, progress)

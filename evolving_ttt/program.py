@@ -62,4 +62,12 @@ def finish(status: int) -> NoReturn:
     if _in_main_thread():
         for signum in EXIT_STATUS:
             signal.signal(signum, keep_status)
+    if status in EXIT_STATUS.values():
+        # An interrupted command has said so in one line. An object the signal caught half-built (numba's compiler
+        # midway through a kernel, say) can fail in its finalizer as Python closes down; that is not news.
+        sys.unraisablehook = _ignore
     sys.exit(status)
+
+
+def _ignore(unraisable: object) -> None:
+    """An ``unraisablehook`` that shows nothing (see :func:`finish`)."""

@@ -157,3 +157,25 @@ def test_a_command_started_with_the_signals_blocked_still_stops(tmp_path, sig):
     assert process.returncode == EXIT_CODES[sig], stderr
     assert left_files(tmp_path) == []
     assert "interrupted" in stderr.strip().splitlines()[-1].lower(), stderr
+
+
+FINALIZER_FAILS = """
+import sys
+from evolving_ttt import program
+class HalfBuilt:  # as an object of numba's compiler that a signal caught in its constructor
+    def __del__(self):
+        raise AttributeError("no attribute '_as_parameter_'")
+kept = HalfBuilt()
+program.finish(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("status", [130, 143])
+def test_an_interrupted_command_closes_down_without_a_finalizers_traceback(status):
+    ended = subprocess.run([sys.executable, "-c", FINALIZER_FAILS, str(status)], capture_output=True, text=True)
+    assert ended.returncode == status and "Traceback" not in ended.stderr and ended.stderr == ""
+
+
+def test_a_command_that_ran_to_its_end_still_shows_a_failing_finalizer():
+    ended = subprocess.run([sys.executable, "-c", FINALIZER_FAILS, "0"], capture_output=True, text=True)
+    assert ended.returncode == 0 and "Exception ignored" in ended.stderr and "_as_parameter_" in ended.stderr

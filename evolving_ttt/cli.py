@@ -45,7 +45,7 @@ from evolving_ttt.kit import COMMAND_OPTIONS
 from evolving_ttt.mcts import BUDGETS, SAMPLES
 from evolving_ttt.mcts_players import PLAYERS_SEED
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers, forget_interrupt_in_exec
-from evolving_ttt.records import DATA, Output, check_apart, check_path, prepare_outputs
+from evolving_ttt.records import DATA, Output, check_apart, check_path, clear_stop, note_stop, prepare_outputs
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
 
 INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
@@ -59,8 +59,18 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread by :func:`main`'s handler so that it unwinds like Ctrl-C."""
 
 
-def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
+def _raise_stop(signum, frame) -> None:
+    """The command's handler of SIGINT and SIGTERM: remember the stop (:func:`~evolving_ttt.records.note_stop`, in
+    case a library loses the exception), quiet Python's reports of exceptions it cannot raise from here on (the
+    command says in one line that it was interrupted), and raise ``KeyboardInterrupt`` or :class:`Terminated`."""
+    kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    note_stop(kind)
+    sys.unraisablehook = _quiet
+    raise kind()
+
+
+def _quiet(unraisable: object) -> None:
+    """An ``unraisablehook`` that reports nothing (set once the command is interrupted)."""
 
 
 def check_output_paths(
@@ -322,9 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     way out but success, so an old file is never touched and no partial file is left.
     """
     outputs: list[Output] = []
-    parser, args, previous = None, None, None
+    parser, args, previous, hook = None, None, {}, sys.unraisablehook
+    clear_stop()
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        previous = {signum: signal.signal(signum, _raise_stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -339,8 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         (_subparser(parser, args) if parser is not None else build_parser()).error(_one_line(error))
     finally:
         _discard(outputs)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        clear_stop()
+        sys.unraisablehook = hook  # after an interrupt, program.finish keeps Python's closing down quiet
 
 
 def _interrupted_note(args: argparse.Namespace | None) -> str:

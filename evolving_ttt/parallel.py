@@ -59,6 +59,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from evolving_ttt.game import check_count
+from evolving_ttt.records import raise_pending_stop
 
 Result = TypeVar("Result")
 
@@ -554,6 +555,7 @@ class TaskRunner:
                     jobs = {pool.submit(work, share, False): k for k, share in enumerate(shares) if k or not here_first}
                 if here_first:
                     here = work(shares[0], progress and f"{label} on {len(shares)} processes")
+                    raise_pending_stop()  # a Ctrl-C that a library lost while this process worked (records.note_stop)
                     results = [here] + [job.result() for job in jobs]
                 else:
                     results = self._collect(jobs, shares, progress, label, on_result)
@@ -580,6 +582,7 @@ class TaskRunner:
         results, bar = [], self._task_bar(shares, progress, label)
         try:
             for k, share in enumerate(shares):
+                raise_pending_stop()
                 results.append(work(share, False))
                 if on_result is not None:
                     on_result(k, results[-1])
@@ -596,6 +599,7 @@ class TaskRunner:
         bar = self._task_bar(shares, progress, label)
         try:
             for job in concurrent.futures.as_completed(jobs):
+                raise_pending_stop()
                 k = jobs[job]
                 results[k] = job.result()
                 if on_result is not None:

@@ -31,6 +31,32 @@ STUDIES = DATA / "studies"
 # --- Writing: outputs made before a run, written whole or not at all ---------------------------------------------
 
 
+_PENDING_STOP: list[type[BaseException]] = []
+
+
+def note_stop(kind: type[BaseException]) -> None:
+    """Remember that a signal asked the program to stop with ``kind`` (``KeyboardInterrupt`` or a subclass).
+
+    A command's signal handler calls this before it raises ``kind``. Python code can lose that exception: raised
+    inside a ctypes callback (numba's compiler has some), it is only reported and the run goes on. Remembered here,
+    the stop is raised again before any output is put in place (:meth:`Output.write`, :meth:`Output.commit`) and
+    between tasks (:mod:`evolving_ttt.parallel`), so an interrupted command never writes its files.
+    """
+    if not _PENDING_STOP:
+        _PENDING_STOP.append(kind)
+
+
+def raise_pending_stop() -> None:
+    """Raise the stop :func:`note_stop` remembered, if any; the remembered stop stays until :func:`clear_stop`."""
+    if _PENDING_STOP:
+        raise _PENDING_STOP[0]()
+
+
+def clear_stop() -> None:
+    """Forget any remembered stop (a command does, as it starts and as it ends)."""
+    _PENDING_STOP.clear()
+
+
 class Output:
     """One file a command or a run will write, made real before the run starts (issue 27's rules).
 
@@ -69,6 +95,7 @@ class Output:
                 fill(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
+            raise_pending_stop()
             os.replace(self.temporary, self.path)
         except BaseException:
             self.discard()
@@ -78,10 +105,14 @@ class Output:
     def commit(self) -> Path:
         """Put the already filled temporary file (written by a saver to :attr:`temporary`) in place."""
         try:
+            raise_pending_stop()
             os.replace(self.temporary, self.path)
         except OSError as error:
             self.discard()
             raise ValueError(f"{self.what} {self.path} could not be written: {error.strerror}") from None
+        except BaseException:
+            self.discard()
+            raise
         return self.path
 
     def write_text(self, text: str) -> Path:

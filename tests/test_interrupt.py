@@ -179,3 +179,34 @@ def test_an_interrupted_command_closes_down_without_a_finalizers_traceback(statu
 def test_a_command_that_ran_to_its_end_still_shows_a_failing_finalizer():
     ended = subprocess.run([sys.executable, "-c", FINALIZER_FAILS, "0"], capture_output=True, text=True)
     assert ended.returncode == 0 and "Exception ignored" in ended.stderr and "_as_parameter_" in ended.stderr
+
+
+LOST_INTERRUPT = """
+import ctypes, os, signal, sys
+from evolving_ttt import cli
+
+command = cli._command
+
+
+def lossy(args, outputs):
+    # Ctrl-C while code runs inside a ctypes callback (as numba's compiler does): the KeyboardInterrupt raised there
+    # is only reported, and the command would run on to its end.
+    ctypes.CFUNCTYPE(None)(lambda: os.kill(os.getpid(), signal.SIGINT))()
+    return command(args, outputs)
+
+
+cli._command = lossy
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_an_interrupt_a_library_lost_still_stops_the_command_before_it_writes(tmp_path):
+    out, champion = str(tmp_path / "run.npz"), str(tmp_path / "champion.json")
+    arguments = ["evolve", "--trials", "1", "--generations", "3", "--parents", "8", "--out", out,
+                 "--champion", champion, "--quiet"]  # fmt: skip
+    ended = subprocess.run([sys.executable, "-c", LOST_INTERRUPT, *arguments], capture_output=True, text=True,
+                           env=environment(tmp_path), cwd=tmp_path, timeout=120)  # fmt: skip
+    assert ended.returncode == 130, ended.stderr
+    assert ended.stderr.strip().splitlines()[-1] == "interrupted: nothing was written"
+    assert "Traceback" not in ended.stderr
+    assert left_files(tmp_path) == []

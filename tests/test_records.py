@@ -66,3 +66,23 @@ def test_fields_check_known_provenance_by_type_when_present_and_leave_absent_fie
                          ("{", "not valid JSON"), (b"{}", "not a JSON text")):  # fmt: skip
         with pytest.raises(ValueError, match=reason):
             rd.parse_json(text)
+
+
+def test_a_remembered_stop_keeps_every_output_out_of_place(tmp_path):
+    old = tmp_path / "kept.json"
+    old.write_text("old")
+    try:
+        r.note_stop(KeyboardInterrupt)
+        r.note_stop(ValueError)  # the first stop stays
+        written = r.Output(tmp_path / "new.json", "--out", ".json")
+        with pytest.raises(KeyboardInterrupt):
+            written.write_text("new")
+        replaced = r.Output(old, "--out", ".json", force=True)
+        replaced.temporary.write_text("filled by a saver")
+        with pytest.raises(KeyboardInterrupt):
+            replaced.commit()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"] and old.read_text() == "old"
+    finally:
+        r.clear_stop()
+    r.raise_pending_stop()  # nothing remembered: no exception
+    assert r.Output(tmp_path / "new.json", "--out", ".json").write_text("new").read_text() == "new"

@@ -24,6 +24,7 @@ The top of the package: nothing imports it.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import json
 import os
@@ -45,7 +46,16 @@ from evolving_ttt.kit import COMMAND_OPTIONS
 from evolving_ttt.mcts import BUDGETS, SAMPLES
 from evolving_ttt.mcts_players import PLAYERS_SEED
 from evolving_ttt.parallel import LOCAL_SCHEDULER, check_scheduler, default_workers, forget_interrupt_in_exec
-from evolving_ttt.records import DATA, Output, check_apart, check_path, clear_stop, note_stop, prepare_outputs
+from evolving_ttt.records import (
+    DATA,
+    Output,
+    check_apart,
+    check_path,
+    clear_stop,
+    note_stop,
+    prepare_outputs,
+    stop_pending,
+)
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
 
 INTERRUPTED_SIGINT, INTERRUPTED_SIGTERM = 130, 143
@@ -59,14 +69,38 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread by :func:`main`'s handler so that it unwinds like Ctrl-C."""
 
 
+_STOP_CAUGHT = threading.Event()
+"""Set once :func:`main` has caught the stop (or has ended): the handler raises no more, the repeater ends."""
+
+STOP_REPEAT_SECONDS = 1.0
+"""How often a stop that :func:`main` has not caught yet is raised again in the main thread."""
+
+
 def _raise_stop(signum, frame) -> None:
-    """The command's handler of SIGINT and SIGTERM: remember the stop (:func:`~evolving_ttt.records.note_stop`, in
-    case a library loses the exception), quiet Python's reports of exceptions it cannot raise from here on (the
-    command says in one line that it was interrupted), and raise ``KeyboardInterrupt`` or :class:`Terminated`."""
+    """The command's handler of SIGINT and SIGTERM: raise ``KeyboardInterrupt`` or :class:`Terminated`.
+
+    A library can lose that exception: raised inside a ctypes callback (numba's compiler has some), it is only
+    reported, and the run would go on. So the handler also remembers the stop
+    (:func:`~evolving_ttt.records.note_stop`: no output is put in place after it), quiets Python's reports of
+    exceptions it cannot raise (the command says in one line that it was interrupted), and, the first time,
+    starts a thread that raises the stop again in the main thread every :data:`STOP_REPEAT_SECONDS` until
+    :func:`main` has caught it.
+    """
+    if _STOP_CAUGHT.is_set():
+        return
     kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    if not stop_pending():
+        threading.Thread(target=_repeat_stop, args=(signum,), name="repeat-stop", daemon=True).start()
     note_stop(kind)
     sys.unraisablehook = _quiet
     raise kind()
+
+
+def _repeat_stop(signum: int) -> None:
+    while not _STOP_CAUGHT.wait(STOP_REPEAT_SECONDS):
+        if not stop_pending():
+            return
+        _thread.interrupt_main(signum)
 
 
 def _quiet(unraisable: object) -> None:
@@ -334,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs: list[Output] = []
     parser, args, previous, hook = None, None, {}, sys.unraisablehook
     clear_stop()
+    _STOP_CAUGHT.clear()
     if threading.current_thread() is threading.main_thread():
         previous = {signum: signal.signal(signum, _raise_stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -341,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return _command(args, outputs)
     except KeyboardInterrupt as interruption:
+        _STOP_CAUGHT.set()
         forget_interrupt_in_exec()  # numba's compiling would otherwise make Python end by SIGINT (parallel.py)
         _discard(outputs)
         print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
@@ -349,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _discard(outputs)
         (_subparser(parser, args) if parser is not None else build_parser()).error(_one_line(error))
     finally:
+        _STOP_CAUGHT.set()
         _discard(outputs)
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -52,6 +52,11 @@ def raise_pending_stop() -> None:
         raise _PENDING_STOP[0]()
 
 
+def stop_pending() -> bool:
+    """Whether a stop is remembered (:func:`note_stop`)."""
+    return bool(_PENDING_STOP)
+
+
 def clear_stop() -> None:
     """Forget any remembered stop (a command does, as it starts and as it ends)."""
     _PENDING_STOP.clear()

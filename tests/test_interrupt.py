@@ -200,12 +200,17 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def test_an_interrupt_a_library_lost_still_stops_the_command_before_it_writes(tmp_path):
+@pytest.mark.parametrize("generations", [3, 20_000])
+def test_an_interrupt_a_library_lost_still_stops_the_command_before_it_writes(tmp_path, generations):
+    # 3 generations end before the stop is raised again (the outputs must not be put in place); 20,000 would take
+    # about a minute, and the stop raised again a second later must end the run
     out, champion = str(tmp_path / "run.npz"), str(tmp_path / "champion.json")
-    arguments = ["evolve", "--trials", "1", "--generations", "3", "--parents", "8", "--out", out,
-                 "--champion", champion, "--quiet"]  # fmt: skip
+    arguments = ["evolve", "--trials", "1", "--generations", str(generations), "--parents", "8", "--out", out,
+                 "--champion", champion, "--workers", "1", "--quiet"]  # fmt: skip
+    start = time.monotonic()
     ended = subprocess.run([sys.executable, "-c", LOST_INTERRUPT, *arguments], capture_output=True, text=True,
                            env=environment(tmp_path), cwd=tmp_path, timeout=120)  # fmt: skip
+    assert time.monotonic() - start < 20
     assert ended.returncode == 130, ended.stderr
     assert ended.stderr.strip().splitlines()[-1] == "interrupted: nothing was written"
     assert "Traceback" not in ended.stderr

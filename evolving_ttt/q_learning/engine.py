@@ -35,11 +35,11 @@ from evolving_ttt.game import (
     check_count,
     check_instance,
     check_mark,
+    squares_to_list,
 )
 from evolving_ttt.numerics import JIT_OPTIONS
-from evolving_ttt.outcomes import boards_to_move
-from evolving_ttt.q_learning.learner import QSettings, QTraining, _rule_squares, check_q_table
-from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
+from evolving_ttt.q_learning.learner import QSettings, QTraining, check_q_table
+from evolving_ttt.rule_base import PAPER_RULES, OpponentRules, candidate_masks
 
 OPENSPIEL_DEFAULTS = QSettings()
 """The learner's default settings, OpenSpiel's ``QLearner`` defaults (as in ``learner``)."""
@@ -60,17 +60,13 @@ def _move_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.n
 
 @cache
 def _rule_tables(rule_d_lines: str, mark: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rule base's candidate squares on every board where ``mark`` is to move (-1 padded), and their number."""
-    squares = _rule_squares(rule_d_lines, mark)
-    table = np.full((N_BOARDS, 9), -1, dtype=np.int64)
-    counts = np.zeros(N_BOARDS, dtype=np.int64)
-    for i in boards_to_move(mark).tolist():
-        row = squares[i]
-        table[i, : len(row)] = row
-        counts[i] = len(row)
-    table.flags.writeable = False
+    """The rule base's candidate squares on every board where ``mark`` is to move (-1 padded), and their number:
+    :func:`~evolving_ttt.rule_base.candidate_masks` as lists, the squares ``learner`` takes from
+    :func:`~evolving_ttt.rule_base.rule_candidates` board by board."""
+    squares, counts = (array.astype(np.int64) for array in squares_to_list(candidate_masks(rule_d_lines, mark)))
+    squares.flags.writeable = False
     counts.flags.writeable = False
-    return table, counts
+    return squares, counts
 
 
 @numba.njit(**JIT_OPTIONS)

@@ -223,6 +223,7 @@ def test_table2_splits_of_the_books_ttt_are_its_exact_games_against_the_determin
     assert found.totals == split_totals(found.result_as_x, found.result_as_o)
 
 
+@pytest.mark.slow
 def test_the_deterministic_perfect_player_never_loses_and_cannot_be_changed():
     for mark in (X, O):
         table = deterministic_perfect_policy(mark)

@@ -70,6 +70,7 @@ def test_the_positions_are_the_5478_of_play_with_their_children():
     assert np.array_equal(positions.children >= 0, open_squares)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", READINGS)
 def test_depth_one_is_the_books_one_ply_player(networks, settings):
     rng = np.random.default_rng(5)

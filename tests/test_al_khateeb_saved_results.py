@@ -39,6 +39,7 @@ def run():
     return run_coevolution(SMALL, seed=3, progress=False, workers=1)
 
 
+@pytest.mark.slow
 def test_the_file_holds_the_curves_and_players_of_the_runs_it_names(written, run):
     saved = load_al_khateeb_results(written)
     assert saved.config == SMALL and saved.seed == 3 and saved.reading_generations == 20

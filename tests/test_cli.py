@@ -160,6 +160,7 @@ def test_evaluate_command_reports_the_champion(champion_path, champion, paper_be
     assert f"verdict: {verdict}" in text
 
 
+@pytest.mark.slow
 def test_evaluate_command_on_a_file_that_is_not_json(tmp_path, repo_root):
     path = tmp_path / "bad.json"
     path.write_text("certainly not JSON")
@@ -351,6 +352,7 @@ def test_sweep_summary_prints_every_cell_with_its_intervals(tmp_path, capsys):
     ],
     ids=["fogel", "al-khateeb", "ling-lam", "mohammadi", "q-learning"],
 )
+@pytest.mark.slow
 def test_plot_draws_any_systems_record(argv, suffix, panels, tmp_path, capsys):
     import matplotlib.image
 

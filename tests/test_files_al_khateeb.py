@@ -83,6 +83,7 @@ def test_a_damaged_evaluator_file_loads_the_same_or_is_refused(evaluator_file, d
         assert changed or (same_bits(loaded[0], weights) and same_bits(loaded[1], steps))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(change=JSON_CHANGES)
 def test_a_changed_evaluator_file_loads_what_it_says_or_is_refused(evaluator_file, change):

@@ -80,6 +80,7 @@ def test_a_damaged_network_file_loads_the_same_or_is_refused(network_file, damag
         assert changed or all(same_bits(getattr(loaded, n), getattr(network, n)) for n in WEIGHTS)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(change=JSON_CHANGES)
 def test_a_changed_network_file_loads_what_it_says_or_is_refused(network_file, change):
@@ -461,6 +462,7 @@ def test_provenance_cannot_override_the_format_fields(tmp_path, field):
         ({"deep": json.loads("[" * 300 + "]" * 300)}, "nests deeper than 200"),
     ],
 )
+@pytest.mark.slow
 def test_save_network_refuses_what_load_network_would_refuse_and_keeps_the_old_file(tmp_path, provenance, message):
     network = random_network(np.random.default_rng(4))
     path = tmp_path / "net.json"

@@ -238,6 +238,7 @@ OPTIONAL = {"network": {"fitness", "seed", "run", "iterations", "experiment"}}
 """Top-level provenance the loader checks when present, and which may be left out."""
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data(), kind=st.sampled_from(["summary", "network"]))
 def test_json_corruptions_of_the_formats_own_fields_are_refused(files, folder, originals, data, kind):

@@ -41,6 +41,7 @@ def test_the_five_readings_each_change_one_setting_of_the_baseline():
     assert READINGS["rule (d) on X's lines"].rules != PAPER_RULES
 
 
+@pytest.mark.slow
 def test_the_file_holds_what_the_runs_measure(written):
     saved = load_fogel_readings(written, READINGS)
     assert saved.seed == 2 and saved.configs == READINGS and set(saved.measures) == set(MEASURES)
@@ -55,6 +56,7 @@ def test_the_file_holds_what_the_runs_measure(written):
     assert str(read_npz(written, "x")["command"]) == "test"
 
 
+@pytest.mark.slow
 def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, tmp_path):
     saved = load_fogel_readings(written, READINGS)
     check = recheck_fogel_readings(saved, trials=(0, 2))

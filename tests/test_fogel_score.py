@@ -14,6 +14,7 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint64), b.view(np.uint64))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rules", "payoff"),
     [(PAPER_RULES, PAPER_PAYOFF), (OpponentRules(0.0, "opponent", "rules"), (1.0, -1.0, 0.5)),
@@ -48,6 +49,7 @@ def readable_policy(mark: int, rules: OpponentRules) -> np.ndarray:
     return table
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mark", [X, O])
 @pytest.mark.parametrize("rules", [PAPER_RULES, OpponentRules(0.3, "opponent")])
 def test_rule_base_policy_is_the_rules_on_every_board(mark, rules):

@@ -58,6 +58,7 @@ def independent_winner(board):
 # --- counts -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reachable_positions_are_the_5478_distinct_legal_boards(reachable):
     assert len(reachable) == 5478
     assert len({b.tobytes() for b in reachable}) == 5478

@@ -74,6 +74,7 @@ AL_KHATEEB_TINY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("settings", "task", "expected"), AL_KHATEEB_TINY)
 def test_al_khateeb_counts_the_games_a_run_plays(monkeypatch, settings, task, expected):
     # The readable run plays one game per call of coevolution_game (the round robin's and the hall of fame's).

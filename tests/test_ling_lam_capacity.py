@@ -96,6 +96,7 @@ def test_the_smoothed_fitness_tends_to_the_fitness_as_the_width_shrinks():
     assert blurred[0] > 0.1 and blurred[-1] < 1e-9  # both sharpened: the stand-in becomes (31)
 
 
+@pytest.mark.slow
 def test_stall_count_on_constructed_restarts():
     assert capacity.stalled([0.5, 0.5, 0.5, 0.5])
     assert not capacity.stalled([0.4, 0.5, 0.5, 0.5])  # a later stage changed the fitness
@@ -149,6 +150,7 @@ def small_study(tmp_path_factory):
     return record, path
 
 
+@pytest.mark.slow
 def test_the_file_keeps_the_new_fields(small_study):
     record, path = small_study
     loaded = capacity.load_capacity(path)
@@ -179,6 +181,7 @@ def test_the_file_keeps_the_new_fields(small_study):
         (lambda r: r.update(version=1), "version"),
     ],
 )  # fmt: skip
+@pytest.mark.slow
 def test_the_loader_refuses_missing_or_wrong_new_fields(small_study, tmp_path, change, message):
     record, _ = small_study
     broken = json.loads(json.dumps(record))

@@ -43,6 +43,7 @@ IMPROVED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "hidden", "order", "changes"), IMPROVED)
 def test_compiled_improved_ga_is_the_readable_one(kind, hidden, order, changes, chunk):
     evaluate = experiment.fitness_function(kind, network.training_positions(count=45), order)
@@ -63,6 +64,7 @@ TRADITIONAL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "hidden", "changes"), TRADITIONAL)
 def test_compiled_traditional_ga_is_the_readable_one(kind, hidden, changes, chunk):
     evaluate = experiment.fitness_function(kind, network.training_positions(count=45))

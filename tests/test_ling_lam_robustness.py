@@ -112,6 +112,7 @@ def test_settings_written_before_chapter_22_load_with_the_defaults():
         experiment.LingLamConfig.from_dict(record)
 
 
+@pytest.mark.slow
 def test_new_position_sources():
     every = network.all_x_positions()
     whole = network.training_positions(1, len(every.boards), "uniform positions")
@@ -125,6 +126,7 @@ def test_new_position_sources():
     assert (score_table(X)[board_index(games.boards)].max(axis=1) >= network.QUIET_SCORE).any()
 
 
+@pytest.mark.slow
 def test_task_measures_give_fitness_on_all_and_paper_positions():
     settings = experiment.LingLamConfig(seeds=1, iterations=20, training_count=30, methods=("baseline",))
     (result,) = system.run_tasks(settings, 3, [0])
@@ -191,6 +193,7 @@ def test_fit_network_reports_the_true_fitness_of_its_genes(tmp_path):
         capacity.fit_network("nndtf", training, np.random.default_rng(0), taus=())
 
 
+@pytest.mark.slow
 def test_capacity_file_round_trip_and_refusals(tmp_path):
     record = capacity.capacity_study([("baseline", "quiet games", 2)], restarts=2, seed=3, taus=(0.5,),
                                      widths=(0.1,), max_iterations=5, polish_sweeps=1)  # fmt: skip

@@ -189,6 +189,7 @@ def test_a_row_of_the_policy_table_is_openspiels_bot_on_the_boards_random_state(
 # --- The player -----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_it_never_plays_an_occupied_square():
     tables = board_tables()
     for mark in (X, O):
@@ -217,6 +218,7 @@ def test_with_the_solver_it_always_takes_a_win_in_one():
     assert min(values) > 100
 
 
+@pytest.mark.slow
 def test_the_estimated_policy_is_a_policy_table_and_the_same_bits_twice():
     first = mcts.estimate_policy(O, 10, samples=4, seed=7)
     again = mcts.estimate_policy(O, 10, samples=4, seed=7)
@@ -247,6 +249,7 @@ def test_the_player_on_reachable_boards_measures_exactly_as_the_full_player():
     assert board[full.move(board, np.random.default_rng(0))] == 0
 
 
+@pytest.mark.slow
 def test_the_yardsticks_error_is_a_bootstrap_over_each_boards_searches():
     x, o = mcts.estimate_policy(X, 10, samples=6, seed=1), mcts.estimate_policy(O, 10, samples=6, seed=1)
     spread = mcts.yardstick_spread(x, o, replicates=4, seed=0)

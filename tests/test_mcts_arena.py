@@ -80,6 +80,7 @@ def test_the_arena_lists_the_mcts_players_after_the_systems_and_before_the_reade
         unregister_player("lowest square")
 
 
+@pytest.mark.slow
 def test_the_saved_player_measures_exactly_as_the_player_estimated_afresh(players):
     fresh = mcts_player(10, samples=SAMPLES, seed=saved.PLAYERS_SEED)
     arena_player = mcts_players()[0]
@@ -91,6 +92,7 @@ def test_the_saved_player_measures_exactly_as_the_player_estimated_afresh(player
     assert spread["protocol score"][0] == pytest.approx(measure(arena_player).protocol_score, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_the_page_board_carries_the_mcts_players_exactly_in_the_weighted_form():
     for player in mcts_players():
         for mark in (X, O):
@@ -244,6 +246,7 @@ def test_bad_settings_are_refused_naming_them(call, name):
 # --- The command ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_file_and_refuses_to_replace_it(tmp_path, capsys):
     out = tmp_path / "mcts.npz"
     argv = ["mcts", "--out", str(out), "--budgets", "10,20", "--samples", "2", "--seed", "4", "--workers", "2"]

@@ -40,6 +40,7 @@ def evolved_programs() -> list[gp.PrimitiveTree]:
     return series.population
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("taken", pr.TAKEN_READINGS)
 def test_bitset_tables_equal_the_batched_interpreters(taken):
     rng = np.random.default_rng(18)
@@ -134,6 +135,7 @@ def series_configs() -> list[co.MohammadiConfig]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", series_configs())
 def test_a_series_is_the_same_with_either_engine(config):
     records = [se.evolve_series(config, seed=7, progress=False, engine=engine).as_dict() for engine in bs.ENGINES]

@@ -95,6 +95,7 @@ def spiel_alpha_beta(game, spiel_positions) -> dict[bytes, tuple[float, int | No
     }
 
 
+@pytest.mark.slow
 def test_openspiel_reaches_exactly_the_books_reachable_positions(spiel_positions, reachable):
     assert len(spiel_positions) == 5478
     assert set(spiel_positions) == {board.tobytes() for board in reachable}
@@ -112,6 +113,7 @@ def test_the_board_string_agrees_with_the_observation_tensor(spiel_positions):
             assert np.array_equal(np.array(PLANE_MARK)[planes.argmax(axis=0)], position.board)
 
 
+@pytest.mark.slow
 def test_action_a_puts_the_movers_mark_on_square_a(spiel_positions):
     """OpenSpiel's action numbering is the book's square numbering, and its player 0 is X."""
     for position in spiel_positions.values():
@@ -178,6 +180,7 @@ def test_minimax_values_agree_with_openspiels_alpha_beta(spiel_positions, spiel_
     assert np.isnan(values[~seen]).all()
 
 
+@pytest.mark.slow
 def test_alpha_beta_and_perfect_move_choose_the_same_square(spiel_positions, spiel_alpha_beta):
     """At its root alpha-beta keeps the first action with the best value, as perfect_move keeps the lowest square."""
     for key, position in spiel_positions.items():

@@ -518,6 +518,7 @@ def test_take_rows_gathers_whole_rows():
     assert np.array_equal(take_rows(table[:, :7], rows[:3]), table[rows[:3], :7])  # a non-contiguous table
 
 
+@pytest.mark.slow
 def test_openings_are_the_first_three_plies_of_the_readable_games():
     rng = np.random.default_rng(73)
     population = random_population(rng, 12)

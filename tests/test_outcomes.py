@@ -139,6 +139,7 @@ def test_sample_game_is_reproducible_from_the_seed():
     )
 
 
+@pytest.mark.slow
 def test_policy_table_of_a_deterministic_player_and_its_errors():
     table = policy_table(perfect_move, X)
     rows = boards_to_move(X)

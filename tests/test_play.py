@@ -174,6 +174,7 @@ def check_fresh_game(widget, shadow=None):
 # --- whole games through the widget, against every player -----------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("human", [X, O], ids=["human-X", "human-O"])
 @pytest.mark.parametrize("opponent", NAMES)
 def test_whole_games_by_clicking_the_widget(opponent, human):

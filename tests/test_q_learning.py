@@ -140,6 +140,7 @@ def boundaries(points: list[float]) -> list[float]:
     return [u for u in near if 0.0 <= u < 1.0]
 
 
+@pytest.mark.slow
 def test_the_epsilon_greedy_choice_is_numpys_legacy_choice_on_openspiels_probabilities():
     rng = np.random.default_rng(3)
     legacy, ours = np.random.RandomState(np.random.MT19937(11)), np.random.Generator(np.random.MT19937(11))
@@ -161,6 +162,7 @@ def test_the_epsilon_greedy_choice_is_numpys_legacy_choice_on_openspiels_probabi
             assert epsilon_greedy_given(values, moves, epsilon, u) == numpys_legacy_choice_given(probs, u)
 
 
+@pytest.mark.slow
 def test_the_rule_base_move_is_the_readable_rule_bases():
     tables = board_tables()
     rng = np.random.default_rng(5)
@@ -190,6 +192,7 @@ def test_the_rule_base_move_is_the_readable_rule_bases():
         (UNUSUAL, PAPER_RULES, O, 600),
     ],
 )
+@pytest.mark.slow
 def test_training_against_the_rule_base_gives_openspiels_q_table(settings, rules, mark, episodes, monkeypatch):
     learner, spiel_results = spiel_against_rule_base(episodes, 7, settings, rules, mark, monkeypatch)
     theirs, held = spiel_table([learner])
@@ -199,6 +202,7 @@ def test_training_against_the_rule_base_gives_openspiels_q_table(settings, rules
     assert_same_bits(ours.q, theirs, held)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("settings", "episodes"), [(QSettings(), 1500), (UNUSUAL, 600)])
 def test_self_play_gives_openspiels_two_q_tables_to_the_bit(settings, episodes, monkeypatch):
     learners, spiel_results = spiel_self_play(episodes, 8, settings, monkeypatch)

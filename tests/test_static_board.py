@@ -17,6 +17,7 @@ def players():
     return catalogue()
 
 
+@pytest.mark.slow
 def test_every_side_of_every_player_round_trips_exactly(players):
     for player in players:
         for mark in (X, O):

@@ -229,6 +229,24 @@ EXACT_FLIPS = 12
 :data:`BOOTSTRAP_RESAMPLES` of them."""
 
 
+def _rows_at_least(rows: np.ndarray, observed: float) -> int:
+    """How many rows of ``rows`` have an exactly rounded sum (``math.fsum``) of at least ``observed``.
+
+    numpy's row sums decide every row whose sum lies clearly to one side of ``observed``: a sum of ``n`` terms in any
+    order is within ``n * eps * sum(|x|)`` of the exact sum, whatever the processor. Only the rows within that
+    distance (and a few units in the last place) are summed again exactly, so the count is the one ``math.fsum``
+    gives row by row, on every machine."""
+    if rows.shape[0] == 0:
+        return 0
+    approximate = rows.sum(axis=1)
+    scale = np.abs(rows).sum(axis=1)
+    band = 2.0 * (rows.shape[1] + 2) * np.finfo(float).eps * scale + 4.0 * np.finfo(float).eps * (
+        abs(observed) + np.abs(approximate)) + np.finfo(float).tiny  # fmt: skip
+    above = approximate - observed > band
+    close = np.flatnonzero(np.abs(approximate - observed) <= band)
+    return int(above.sum()) + sum(math.fsum(rows[i]) >= observed for i in close)
+
+
 def permutation_p_value(values: Sequence[float], threshold: float, others: Sequence[float] | None = None) -> float:
     """One-sided p value of "the mean exceeds ``threshold``" (a sign-flip test of ``values - threshold``, exact up to
     :data:`EXACT_FLIPS` runs) or, with ``others``, of "the mean of ``values`` minus the mean of ``others`` exceeds
@@ -241,10 +259,9 @@ def permutation_p_value(values: Sequence[float], threshold: float, others: Seque
         observed = math.fsum(shifted)
         if shifted.size <= EXACT_FLIPS:
             patterns = 1 - 2 * ((np.arange(2**shifted.size)[:, None] >> np.arange(shifted.size)) & 1)
-            return sum(math.fsum(row) >= observed for row in patterns * shifted) / len(patterns)
+            return _rows_at_least(patterns * shifted, observed) / len(patterns)
         patterns = rng.choice((-1.0, 1.0), size=(BOOTSTRAP_RESAMPLES, shifted.size))
-        hits = sum(math.fsum(row) >= observed for row in patterns * shifted)
-        return (hits + 1) / (BOOTSTRAP_RESAMPLES + 1)
+        return (_rows_at_least(patterns * shifted, observed) + 1) / (BOOTSTRAP_RESAMPLES + 1)
     second = _finite_values(others, "permutation_p_value")
     pooled, n = np.concatenate([first, second]), first.size
 
@@ -252,7 +269,18 @@ def permutation_p_value(values: Sequence[float], threshold: float, others: Seque
         return math.fsum(sample[:n]) / n - math.fsum(sample[n:]) / (sample.size - n)
 
     observed = gap(pooled)
-    hits = sum(gap(rng.permutation(pooled)) >= observed for _ in range(BOOTSTRAP_RESAMPLES))
+    samples = np.array([rng.permutation(pooled) for _ in range(BOOTSTRAP_RESAMPLES)]).reshape(-1, pooled.size)
+    # Each mean within (size + 2) * eps * sum(|x|) / count of its exactly rounded value, the division and the
+    # difference a few units in the last place more: only the permutations this close to the observed gap are
+    # computed again with exactly rounded sums, as gap() computes them.
+    eps = np.finfo(float).eps
+    mean_first, mean_second = samples[:, :n].sum(axis=1) / n, samples[:, n:].sum(axis=1) / (pooled.size - n)
+    approximate = mean_first - mean_second
+    spread = np.abs(mean_first) + np.abs(mean_second) + abs(observed)
+    band = (2.0 * (pooled.size + 2) * eps * np.abs(samples).sum(axis=1) / min(n, pooled.size - n)
+            + 8.0 * eps * spread + np.finfo(float).tiny)  # fmt: skip
+    close = np.flatnonzero(np.abs(approximate - observed) <= band)
+    hits = int((approximate - observed > band).sum()) + sum(gap(samples[i]) >= observed for i in close)
     return (hits + 1) / (BOOTSTRAP_RESAMPLES + 1)
 
 

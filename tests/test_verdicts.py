@@ -245,6 +245,23 @@ def test_the_permutation_p_values_are_exact_where_they_can_be():
     assert 0 < many < 0.01 and many == statistics.permutation_p_value(np.arange(20) - 5.0, 0.0)
 
 
+def fsum_count(rows, observed):
+    """The rows whose exactly rounded sum is at least ``observed``, one ``math.fsum`` at a time."""
+    return sum(math.fsum(row) >= observed for row in rows)
+
+
+def test_rows_are_counted_by_their_exactly_rounded_sums_even_where_numpys_sum_rounds_the_other_way():
+    cancelling = np.array([[1e16, 1.0, -1e16]] * 3)
+    assert cancelling.sum(axis=1)[0] == 0.0 and math.fsum(cancelling[0]) == 1.0  # numpy loses the 1, fsum keeps it
+    assert statistics._rows_at_least(cancelling, 1.0) == fsum_count(cancelling, 1.0) == 3
+    rng = np.random.default_rng(7)
+    for values in (rng.integers(0, 4, (500, 9)) / 3, rng.integers(0, 10, (500, 25)) / 10, rng.normal(size=(500, 7))):
+        signs = rng.choice((-1.0, 1.0), size=values.shape)
+        for observed in (0.0, math.fsum(values[0]), math.fsum(values[1] * signs[1]), 1 / 3, -0.1):
+            assert statistics._rows_at_least(values * signs, observed) == fsum_count(values * signs, observed)
+    assert statistics._rows_at_least(np.empty((0, 4)), 0.0) == 0
+
+
 @pytest.mark.slow
 def test_a_cells_note_follows_the_verdict_that_rests_on_it():
     noted = claim(Cell("paper", "paper", LOW), Cell("few", "stated setting", HIGH, HELD_HIGH, note="on 100: 0.55"))

@@ -78,7 +78,7 @@ from evolving_ttt.fogel.network import (
 # Chapter 6: evolution (book/06_evolution.ipynb)
 from evolving_ttt.seeds import MAX_SEED, check_seed, trial_generators
 from evolving_ttt.fogel.evolution import (
-    ExperimentConfig, PAPER_EXPERIMENT, EvolutionRun, merge_runs, keep_freed_memory, evolve,
+    FogelSettings, ExperimentConfig, PAPER_EXPERIMENT, EvolutionRun, merge_runs, keep_freed_memory, evolve,
     POPULATION_FIELDS, save_run, load_run, run_experiment,
 )
 
@@ -139,7 +139,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_LAYERS, EVALUATOR_WEIGHTS, EVALUATOR_WEIGHT_LIMIT, INITIAL_STEP_SIZE, STEP_SIZE_TAU, VIEWS,
     WINNING_MOVES, WIN_VALUE, OnePlySettings, PAPER_ONE_PLY, check_weights, evaluator_layers, evaluate_boards,
     random_evaluators, move_values, one_ply_move, one_ply_player, self_adaptive_mutation, coevolution_game,
-    round_robin_results, round_robin_totals, rank_population, AlKhateebConfig, PAPER_AL_KHATEEB,
+    round_robin_results, round_robin_totals, rank_population, AlKhateebSettings, AlKhateebConfig, PAPER_AL_KHATEEB,
     CoevolutionDraws, draw_coevolution, ReadableRun, coevolve_readable,
 )
 from evolving_ttt.al_khateeb.engine import (
@@ -190,7 +190,7 @@ from evolving_ttt.ling_lam.engine import (
     ENGINES as LING_LAM_ENGINES, improved_ga_lockstep, traditional_ga_lockstep,
 )
 from evolving_ttt.ling_lam.experiment import (
-    PAPER_FITNESS, LING_LAM_TABLE_1, METHODS, LingLamConfig, PAPER_LING_LAM, fitness_function,
+    PAPER_FITNESS, LING_LAM_TABLE_1, METHODS, LingLamSettings, LingLamConfig, PAPER_LING_LAM, fitness_function,
     method_generators, TrainingRun, train, run_training, save_training_runs, load_training_runs,
     save_runs_summary, load_runs_summary, TrainedNetwork, save_trained_network, load_trained_network,
     network_move_table, network_policy, play_from_positions, two_by_two_positions,
@@ -207,9 +207,9 @@ from evolving_ttt.mohammadi.bitsets import (
     ENGINES as MOHAMMADI_ENGINES, bitset_move_table, BitsetTables,
 )
 from evolving_ttt.mohammadi.coevolution import (
-    MohammadiConfig, PAPER_MOHAMMADI, playat_bonus_counts, deap_random, random_programs, mutate_below_root,
-    variation_operators, vary, double_game_points, play_double_games, double_game, sample_groups, tournament,
-    tournament_readable, round_robin_wins,
+    MohammadiSettings, MohammadiConfig, PAPER_MOHAMMADI, playat_bonus_counts, deap_random, random_programs,
+    mutate_below_root, variation_operators, vary, double_game_points, play_double_games, double_game, sample_groups,
+    tournament, tournament_readable, round_robin_wins,
 )
 from evolving_ttt.mohammadi.judge import (
     program_exact_results, scripted_judge,

@@ -51,8 +51,8 @@ def timed_full_runs(repeats: int, workers: int) -> list[float]:
 def side_by_side(reduced: int, rounds: int) -> tuple[float, float]:
     """Seconds per generation of one run: readable code and engine, measured alternately ``rounds`` times."""
     readable, engine = [], []
-    config = th.AlKhateebConfig(generations=reduced)
-    one_generation = th.AlKhateebConfig(generations=1)
+    config = th.AlKhateebSettings(generations=reduced)
+    one_generation = th.AlKhateebSettings(generations=1)
     for k in range(rounds):
         start = time.perf_counter()
         th.coevolve_readable(one_generation, seed=k, run=0)

@@ -36,7 +36,7 @@ def peak_megabytes(who: int) -> float:
 
 def full_run(trials: int, generations: int, workers: int) -> None:
     """Child mode: run the experiment once and print its figures as JSON."""
-    config = th.ExperimentConfig(trials=trials, generations=generations)
+    config = th.FogelSettings(trials=trials, generations=generations)
     start = time.perf_counter()
     run = th.evolve(config, seed=1, workers=workers)
     seconds = time.perf_counter() - start

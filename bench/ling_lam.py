@@ -42,7 +42,7 @@ ENGINES = ("lockstep", "compiled")
 
 def full_run(seeds: int, iterations: int, workers: int, engine: str) -> None:
     """Child mode: train both methods once on ``engine`` and print the figures as JSON."""
-    config = th.LingLamConfig(seeds=seeds, iterations=iterations)
+    config = th.LingLamSettings(seeds=seeds, iterations=iterations)
     figures = {}
     for method in ("nndtf", "baseline"):
         start = time.perf_counter()

@@ -31,7 +31,7 @@ import numpy as np
 from evolving_ttt import numerics
 from evolving_ttt.ling_lam import experiment, ga, network
 from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
-from evolving_ttt.ling_lam.experiment import LingLamConfig
+from evolving_ttt.ling_lam.experiment import LingLamSettings
 from evolving_ttt.ling_lam.ga import PAPER_IMPROVED_GA, PAPER_TRADITIONAL_GA
 from evolving_ttt.ling_lam.network import BASELINE_LAYOUT, EXPONENT_FLOOR, N_HIDDEN, N_INPUTS, NNDTF_LAYOUT
 
@@ -127,7 +127,7 @@ def engine_path(path: str):
 def full_experiment(path: str, iterations: int):
     """The paper's two methods x 20 seeds as the system runs them on one process (one share: every run of a method
     in lockstep), on the lockstep engine, in this process."""
-    settings = LingLamConfig(iterations=iterations)
+    settings = LingLamSettings(iterations=iterations)
     start = time.perf_counter()
     with engine_path(path):
         champions = {method: experiment.train(method, settings, 1, engine="lockstep").champions

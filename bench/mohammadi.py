@@ -51,7 +51,7 @@ def chapter_series() -> None:
     times = {}
     for label, changes in SERIES.items():
         start = time.perf_counter()
-        th.evolve_series(th.MohammadiConfig(**changes), seed=1, progress=False)
+        th.evolve_series(th.MohammadiSettings(**changes), seed=1, progress=False)
         times[label] = time.perf_counter() - start
     print(json.dumps(times))
 

@@ -14,8 +14,8 @@ The vocabulary, one word per idea, as every tool above the systems uses it:
 
 settings
     One system's choices for a run, a frozen dataclass (``Settings``): the paper's (``PAPER_SETTINGS``), or any
-    other. The systems' own classes keep their chapters' names (``ExperimentConfig``, ``AlKhateebConfig``,
-    ``LingLamConfig``, ``MohammadiConfig``); the registry calls each the system's ``Settings``.
+    other. The systems' own classes keep their chapters' names (``FogelSettings``, ``AlKhateebSettings``,
+    ``LingLamSettings``, ``MohammadiSettings``); the registry calls each the system's ``Settings``.
 task
     The unit of work a run is split into, with its own generator spawned from the run's seed: a task gives the same
     bits alone or with others, on any executor. Fogel's task is a trial, Al-Khateeb's a run, Ling and Lam's one

@@ -135,28 +135,28 @@ def _record_bytes(system, record) -> bytes:
 
 def fogel_run_part() -> bytes:
     """Four trials of 200 generations of Fogel's experiment (50 parents, the paper's settings otherwise)."""
-    from evolving_ttt.fogel.evolution import ExperimentConfig
+    from evolving_ttt.fogel.evolution import FogelSettings
     from evolving_ttt.systems import get_system, run_system
 
     system = get_system("fogel")
-    record = run_system(system, ExperimentConfig(parents=50, generations=200, trials=4), seed=11)
+    record = run_system(system, FogelSettings(parents=50, generations=200, trials=4), seed=11)
     return _record_bytes(system, record)
 
 
 def al_khateeb_run_part() -> bytes:
     """Al-Khateeb's co-evolution: 2 runs of 60 generations of 20 networks (the evaluator's tanh, the mutation's exp)."""
-    from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig
+    from evolving_ttt.al_khateeb.evaluator import AlKhateebSettings
     from evolving_ttt.systems import get_system, run_system
 
     system = get_system("al-khateeb")
-    record = run_system(system, AlKhateebConfig(generations=60, runs=2), seed=11)
+    record = run_system(system, AlKhateebSettings(generations=60, runs=2), seed=11)
     return _record_bytes(system, record)
 
 
 def _mohammadi_settings():
-    from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+    from evolving_ttt.mohammadi.coevolution import MohammadiSettings
 
-    return MohammadiConfig(population=96, generations=8, runs=3, seeds_kept=4, best_candidates=8, random_candidates=8)
+    return MohammadiSettings(population=96, generations=8, runs=3, seeds_kept=4, best_candidates=8, random_candidates=8)
 
 
 def mohammadi_run_part() -> bytes:
@@ -205,11 +205,11 @@ def al_khateeb_sweep_task_part() -> bytes:
 
 def ling_lam_run_part() -> bytes:
     """Ling and Lam's both methods, sequential hidden order: 3 runs of 400 iterations each."""
-    from evolving_ttt.ling_lam.experiment import LingLamConfig
+    from evolving_ttt.ling_lam.experiment import LingLamSettings
     from evolving_ttt.systems import get_system, run_system
 
     system = get_system("ling-lam")
-    record = run_system(system, LingLamConfig(seeds=3, iterations=400, order="sequential"), seed=11)
+    record = run_system(system, LingLamSettings(seeds=3, iterations=400, order="sequential"), seed=11)
     return _record_bytes(system, record)
 
 

@@ -21,7 +21,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_WEIGHTS,
     INITIAL_STEP_SIZE,
     STEP_SIZE_TAU,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     coevolution_game,
     coevolve_readable,
@@ -248,13 +248,13 @@ def test_ranking_puts_the_highest_totals_first_and_breaks_ties_by_the_keys():
 
 def test_config_checks_its_numbers():
     with pytest.raises(ValueError, match="twice the parents"):
-        AlKhateebConfig(population=20, parents=9)
+        AlKhateebSettings(population=20, parents=9)
     with pytest.raises(ValueError, match="generations"):
-        AlKhateebConfig(generations=0)
-    config = AlKhateebConfig(generations=7, player=OnePlySettings("x", "rules"))
-    assert AlKhateebConfig.from_dict(json.loads(json.dumps(config.as_dict()))) == config
+        AlKhateebSettings(generations=0)
+    config = AlKhateebSettings(generations=7, player=OnePlySettings("x", "rules"))
+    assert AlKhateebSettings.from_dict(json.loads(json.dumps(config.as_dict()))) == config
     with pytest.raises(ValueError, match="configuration"):
-        AlKhateebConfig.from_dict({"population": 20})
+        AlKhateebSettings.from_dict({"population": 20})
 
 
 def test_runs_draw_from_their_own_seeded_generators():
@@ -274,7 +274,7 @@ def test_runs_draw_from_their_own_seeded_generators():
 @pytest.mark.slow
 @pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
 def test_engine_equals_the_readable_code_bit_for_bit(settings):
-    config = AlKhateebConfig(population=6, parents=3, generations=6, runs=3, player=settings)
+    config = AlKhateebSettings(population=6, parents=3, generations=6, runs=3, player=settings)
     engine = coevolve(config, seed=11)
     for run in range(3):
         readable = coevolve_readable(config, seed=11, run=run)
@@ -284,7 +284,7 @@ def test_engine_equals_the_readable_code_bit_for_bit(settings):
 
 @pytest.mark.slow
 def test_engine_equals_the_readable_code_at_the_papers_size():
-    config = AlKhateebConfig(generations=2, runs=2)
+    config = AlKhateebSettings(generations=2, runs=2)
     engine = coevolve(config, seed=12, runs=[1])
     readable = coevolve_readable(config, seed=12, run=1)
     for name in RECORD:
@@ -293,7 +293,7 @@ def test_engine_equals_the_readable_code_at_the_papers_size():
 
 
 def test_engine_gives_the_same_runs_alone_together_or_on_two_workers():
-    config = AlKhateebConfig(population=8, parents=4, generations=5, runs=4)
+    config = AlKhateebSettings(population=8, parents=4, generations=5, runs=4)
     together = coevolve(config, seed=13)
     alone = coevolve(config, seed=13, runs=[2])
     shared = coevolve(config, seed=13, workers=2)
@@ -306,7 +306,7 @@ def test_engine_gives_the_same_runs_alone_together_or_on_two_workers():
 
 
 def test_the_best_network_is_the_first_of_the_next_population():
-    run = coevolve(AlKhateebConfig(population=8, parents=4, generations=5, runs=2), seed=14)
+    run = coevolve(AlKhateebSettings(population=8, parents=4, generations=5, runs=2), seed=14)
     assert np.array_equal(run.players(), run.best_weights[:, -1])
     assert np.array_equal(run.weights[:, 0], run.best_weights[:, -1])
     assert np.all(run.best_ids < 8 + 4 * 5)
@@ -319,7 +319,7 @@ def test_the_best_network_is_the_first_of_the_next_population():
 
 
 def test_a_record_survives_saving_and_loading(tmp_path):
-    run = coevolve(AlKhateebConfig(population=4, parents=2, generations=3, runs=2), seed=15)
+    run = coevolve(AlKhateebSettings(population=4, parents=2, generations=3, runs=2), seed=15)
     save_coevolution_run(run, tmp_path / "run.npz")
     loaded = load_coevolution_run(tmp_path / "run.npz")
     assert isinstance(loaded, CoevolutionRun) and loaded.config == run.config and loaded.seed == 15
@@ -381,7 +381,7 @@ def test_an_unreadable_evaluator_file_says_so(tmp_path):
 
 
 def test_a_shorter_run_is_the_beginning_of_a_longer_one():
-    short = coevolve(AlKhateebConfig(population=6, parents=3, generations=4, runs=2), seed=17)
-    long = coevolve(AlKhateebConfig(population=6, parents=3, generations=9, runs=2), seed=17)
+    short = coevolve(AlKhateebSettings(population=6, parents=3, generations=4, runs=2), seed=17)
+    long = coevolve(AlKhateebSettings(population=6, parents=3, generations=9, runs=2), seed=17)
     assert np.array_equal(short.players(), long.best_weights[:, 3])
     assert np.array_equal(short.totals, long.totals[:, :4]) and np.array_equal(short.best_ids, long.best_ids[:, :4])

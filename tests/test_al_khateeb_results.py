@@ -9,7 +9,7 @@ from scipy import stats
 
 from evolving_ttt.al_khateeb.engine import coevolve, load_coevolution_run, load_evaluator
 from evolving_ttt.al_khateeb.evaluator import (
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     coevolution_game,
     one_ply_move,
@@ -43,7 +43,7 @@ READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("
 
 @pytest.fixture(scope="module")
 def small_run():
-    return coevolve(AlKhateebConfig(population=6, parents=3, generations=12, runs=3), seed=21)
+    return coevolve(AlKhateebSettings(population=6, parents=3, generations=12, runs=3), seed=21)
 
 
 @pytest.mark.slow
@@ -172,7 +172,7 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}" in done.stdout and f"wrote {champion}" in done.stdout
     run = load_coevolution_run(out)
-    config = AlKhateebConfig(generations=4, runs=3, player=OnePlySettings(view="x"))
+    config = AlKhateebSettings(generations=4, runs=3, player=OnePlySettings(view="x"))
     assert run.config == config and run.seed == 2
     expected = coevolve(config, seed=2)
     assert np.array_equal(run.weights, expected.weights)
@@ -180,7 +180,7 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     row, points = choose_ttt(expected)
     assert np.array_equal(weights, expected.weights[row, 0]) and np.array_equal(steps, expected.steps[row, 0])
     assert provenance["run"] == row and provenance["round_robin_points"] == points[row]
-    assert AlKhateebConfig.from_dict(provenance["experiment"]) == config
+    assert AlKhateebSettings.from_dict(provenance["experiment"]) == config
 
 
 @pytest.mark.slow

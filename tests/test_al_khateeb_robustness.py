@@ -11,7 +11,7 @@ from evolving_ttt.al_khateeb.engine import coevolve, load_coevolution_run, save_
 from evolving_ttt.al_khateeb.evaluator import (
     MAX_DEPTH,
     WIN_VALUE,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     coevolve_readable,
     draw_coevolution,
@@ -147,12 +147,12 @@ def test_a_deep_player_is_tabulated_by_its_search(networks):
 def small_configs():
     deep = OnePlySettings("x", "rules", 3)
     return [
-        AlKhateebConfig(population=6, parents=2, generations=4, runs=2),
-        AlKhateebConfig(population=6, parents=3, generations=4, runs=2, step_sizes="player"),
-        AlKhateebConfig(population=6, parents=3, generations=5, runs=2, hall_of_fame=3),
-        AlKhateebConfig(population=4, parents=2, generations=3, runs=2, player=OnePlySettings(depth=2)),
-        AlKhateebConfig(population=4, parents=1, generations=3, runs=1, player=deep, hall_of_fame=2),
-        AlKhateebConfig(population=4, parents=2, generations=2, runs=1, player=OnePlySettings(depth=4)),
+        AlKhateebSettings(population=6, parents=2, generations=4, runs=2),
+        AlKhateebSettings(population=6, parents=3, generations=4, runs=2, step_sizes="player"),
+        AlKhateebSettings(population=6, parents=3, generations=5, runs=2, hall_of_fame=3),
+        AlKhateebSettings(population=4, parents=2, generations=3, runs=2, player=OnePlySettings(depth=2)),
+        AlKhateebSettings(population=4, parents=1, generations=3, runs=1, player=deep, hall_of_fame=2),
+        AlKhateebSettings(population=4, parents=2, generations=2, runs=1, player=OnePlySettings(depth=4)),
     ]
 
 
@@ -168,7 +168,7 @@ def test_the_engine_runs_every_setting_as_the_readable_code(config):
 
 @pytest.mark.slow
 def test_the_general_readable_code_is_chapter_14s_with_the_papers_settings():
-    config = AlKhateebConfig(population=6, parents=3, generations=4, runs=2)
+    config = AlKhateebSettings(population=6, parents=3, generations=4, runs=2)
     for run in range(2):
         general, paper = coevolve_general_readable(config, 31, run), coevolve_readable(config, 31, run)
         assert all(np.array_equal(getattr(general, name), getattr(paper, name)) for name in RECORD)
@@ -184,16 +184,16 @@ def test_hall_of_fame_points_count_both_sides(networks):
 
 
 def test_the_hall_of_fame_changes_the_run_and_the_parents_the_offspring():
-    base = AlKhateebConfig(population=6, parents=3, generations=6, runs=1)
-    hall = AlKhateebConfig(population=6, parents=3, generations=6, runs=1, hall_of_fame=4)
+    base = AlKhateebSettings(population=6, parents=3, generations=6, runs=1)
+    hall = AlKhateebSettings(population=6, parents=3, generations=6, runs=1, hall_of_fame=4)
     a, b = coevolve(base, seed=3), coevolve(hall, seed=3)
     assert np.array_equal(a.totals[:, 0], b.totals[:, 0]) and not np.array_equal(a.best_ids, b.best_ids)
-    few = coevolve(AlKhateebConfig(population=6, parents=2, generations=3, runs=1), seed=3)
+    few = coevolve(AlKhateebSettings(population=6, parents=2, generations=3, runs=1), seed=3)
     assert few.best_ids.max() < 6 + 4 * 2  # four offspring a generation, numbered in order of birth
 
 
 def test_one_step_size_per_player_keeps_each_networks_steps_equal():
-    run = coevolve(AlKhateebConfig(population=6, parents=3, generations=5, runs=1, step_sizes="player"), seed=4)
+    run = coevolve(AlKhateebSettings(population=6, parents=3, generations=5, runs=1, step_sizes="player"), seed=4)
     assert np.all(run.steps[0] == run.steps[0][:, :1])
     assert not np.all(run.steps[0] == run.steps[0][0, 0])
 
@@ -204,7 +204,7 @@ def test_the_draws_follow_the_settings_and_keep_the_papers_stream():
     assert np.array_equal(paper.tie_keys, again.random(20))
     assert np.array_equal(paper.step_normals, again.standard_normal((10, 72)))
     assert np.array_equal(paper.weight_normals, again.standard_normal((10, 72))) and paper.hall_keys.size == 0
-    config = AlKhateebConfig(population=20, parents=5, step_sizes="player", hall_of_fame=7)
+    config = AlKhateebSettings(population=20, parents=5, step_sizes="player", hall_of_fame=7)
     draws = draw_coevolution(np.random.default_rng(8), config)
     assert draws.step_normals.shape == (15, 1) and draws.weight_normals.shape == (15, 72)
     assert draws.hall_keys.shape == (7,)
@@ -213,21 +213,21 @@ def test_the_draws_follow_the_settings_and_keep_the_papers_stream():
 def test_settings_are_checked_and_written_only_when_not_the_papers():
     assert "depth" not in OnePlySettings().as_dict()
     assert OnePlySettings(depth=3).as_dict()["depth"] == 3
-    assert set(AlKhateebConfig().as_dict()) == {"population", "parents", "generations", "runs", "player"}
-    config = AlKhateebConfig(population=20, parents=4, step_sizes="player", hall_of_fame=5,
-                             player=OnePlySettings(depth=2))  # fmt: skip
-    assert AlKhateebConfig.from_dict(json.loads(json.dumps(config.as_dict()))) == config
-    assert config.offspring == 16 and not config.is_paper_procedure() and AlKhateebConfig().is_paper_procedure()
+    assert set(AlKhateebSettings().as_dict()) == {"population", "parents", "generations", "runs", "player"}
+    config = AlKhateebSettings(population=20, parents=4, step_sizes="player", hall_of_fame=5,
+                               player=OnePlySettings(depth=2))  # fmt: skip
+    assert AlKhateebSettings.from_dict(json.loads(json.dumps(config.as_dict()))) == config
+    assert config.offspring == 16 and not config.is_paper_procedure() and AlKhateebSettings().is_paper_procedure()
     for bad in (0, MAX_DEPTH + 1, True, 2.0, "2"):
         with pytest.raises(ValueError, match="depth"):
             OnePlySettings(depth=bad)
     for population, parents in ((20, 3), (20, 20), (20, 40)):
         with pytest.raises(ValueError, match="divide the population"):
-            AlKhateebConfig(population=population, parents=parents)
+            AlKhateebSettings(population=population, parents=parents)
     with pytest.raises(ValueError, match="step_sizes"):
-        AlKhateebConfig(step_sizes="network")
+        AlKhateebSettings(step_sizes="network")
     with pytest.raises(ValueError, match="hall_of_fame"):
-        AlKhateebConfig(hall_of_fame=-1)
+        AlKhateebSettings(hall_of_fame=-1)
 
 
 def test_one_ply_code_refuses_what_it_cannot_do(networks):
@@ -239,16 +239,16 @@ def test_one_ply_code_refuses_what_it_cannot_do(networks):
         with pytest.raises(ValueError, match="search_move"):
             call()
     with pytest.raises(ValueError, match="coevolve_general_readable"):
-        coevolve_readable(AlKhateebConfig(population=6, parents=2, generations=2, runs=1))
+        coevolve_readable(AlKhateebSettings(population=6, parents=2, generations=2, runs=1))
     with pytest.raises(ValueError, match="run"):
-        coevolve_general_readable(AlKhateebConfig(population=4, parents=2, generations=1, runs=1), 1, 1)
+        coevolve_general_readable(AlKhateebSettings(population=4, parents=2, generations=1, runs=1), 1, 1)
     with pytest.raises(ValueError, match="weights"):
         search_tables(networks[0], X)
 
 
 def test_records_of_the_general_settings_load_back(tmp_path):
-    config = AlKhateebConfig(population=6, parents=2, generations=3, runs=1, hall_of_fame=2,
-                             player=OnePlySettings(depth=2))  # fmt: skip
+    config = AlKhateebSettings(population=6, parents=2, generations=3, runs=1, hall_of_fame=2,
+                               player=OnePlySettings(depth=2))  # fmt: skip
     run = coevolve(config, seed=6)
     save_coevolution_run(run, tmp_path / "run.npz")
     back = load_coevolution_run(tmp_path / "run.npz")
@@ -256,7 +256,7 @@ def test_records_of_the_general_settings_load_back(tmp_path):
 
 
 def test_task_measures_follow_the_champion_along_the_run():
-    config = AlKhateebConfig(population=4, parents=2, generations=8, runs=1, player=OnePlySettings(depth=2))
+    config = AlKhateebSettings(population=4, parents=2, generations=8, runs=1, player=OnePlySettings(depth=2))
     assert system.champion_generations(8).tolist() == [1, 2, 4, 6, 8]
     assert system.champion_generations(2000).tolist() == [1, 500, 1000, 1500, 2000]
     result = system.run_tasks(config, 2, [0])[0]

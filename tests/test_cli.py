@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evolving_ttt.cli import main
-from evolving_ttt.fogel.evolution import ExperimentConfig, estimated_memory, evolve, load_run
+from evolving_ttt.fogel.evolution import FogelSettings, estimated_memory, evolve, load_run
 from evolving_ttt.fogel.exact import exact_score
 from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import load_network, network_player
@@ -41,7 +41,7 @@ def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
     assert run.best_score.shape == run.mean_score.shape == run.mean_hidden.shape == (2, 5)
     assert run.final_parents.shape == (2, 6)
     assert run.seed == 3 and run.trial_numbers == (0, 1)
-    assert run.config == ExperimentConfig(parents=6, generations=5, trials=2)
+    assert run.config == FogelSettings(parents=6, generations=5, trials=2)
     # the command runs exactly the experiment the library runs
     expected = evolve(run.config, seed=3)
     assert np.array_equal(run.best_score, expected.best_score)
@@ -50,7 +50,7 @@ def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
     for name in ARRAY_NAMES:
         assert np.array_equal(getattr(network, name), getattr(expected.best_network(0), name))
     assert provenance["seed"] == 3 and provenance["trial"] == 0 and provenance["generation"] == 5
-    assert ExperimentConfig.from_dict(provenance["experiment"]) == run.config
+    assert FogelSettings.from_dict(provenance["experiment"]) == run.config
 
 
 def test_evolve_command_passes_every_option_through(tmp_path, capsys):
@@ -61,7 +61,7 @@ def test_evolve_command_passes_every_option_through(tmp_path, capsys):
     assert code == 0
     assert "1 trial x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
     config = load_run(out).config
-    assert config == ExperimentConfig(
+    assert config == FogelSettings(
         parents=6, generations=2, trials=1,
         rules=OpponentRules(rule_d_lines="opponent", first_reply="rules"),
         mutation=MutationSettings(spread_is="variance"),
@@ -216,11 +216,11 @@ def test_evolve_refuses_bad_outputs_and_impossible_sizes_before_running(tmp_path
 
 
 def test_the_memory_estimate_follows_the_measured_growth():
-    small = estimated_memory(ExperimentConfig(parents=50, trials=20), workers=2)
+    small = estimated_memory(FogelSettings(parents=50, trials=20), workers=2)
     assert 100e6 < small < 200e6  # 124 MB measured for the paper's run on two processes
     # the table of rivals grows with the square of the population
-    assert estimated_memory(ExperimentConfig(parents=8000, trials=1)) > 10 * estimated_memory(
-        ExperimentConfig(parents=2000, trials=1)
+    assert estimated_memory(FogelSettings(parents=8000, trials=1)) > 10 * estimated_memory(
+        FogelSettings(parents=2000, trials=1)
     )
 
 

@@ -542,9 +542,9 @@ def test_ling_lam_refuses_zero_iterations_like_every_other_zero(tmp_path, capsys
 
 def test_mohammadis_memory_estimate_counts_population_generations_and_runs():
     from evolving_ttt.mohammadi import system as mohammadi
-    from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+    from evolving_ttt.mohammadi.coevolution import MohammadiSettings
 
-    small = MohammadiConfig(population=64, generations=2, runs=2, seeds_kept=2)
+    small = MohammadiSettings(population=64, generations=2, runs=2, seeds_kept=2)
     base = mohammadi.estimated_memory(small, 1)
     assert 85e6 < base < 200e6  # 85 MB measured with 64 programs
     for change in ({"population": 640}, {"generations": 20_000}, {"runs": 200}):

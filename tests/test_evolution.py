@@ -9,7 +9,7 @@ import pytest
 from evolving_ttt.fogel import evolution as fogel_evolution
 from evolving_ttt.fogel.engine import play_protocol_batch
 from evolving_ttt.fogel.evolution import (
-    ExperimentConfig,
+    FogelSettings,
     champion_provenance,
     evolve,
     load_run,
@@ -25,7 +25,7 @@ from evolving_ttt.run_cache import RUN_CACHE_VARIABLE
 from evolving_ttt.statistics import mean_with_confidence, t_quantile_975
 
 ARRAY_NAMES = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
-SMALL = ExperimentConfig(parents=10, generations=15, trials=3)
+SMALL = FogelSettings(parents=10, generations=15, trials=3)
 
 
 def assert_same_population(a, b):
@@ -94,7 +94,7 @@ def test_two_workers_give_the_same_run_bit_for_bit(small_run):
 
 
 def test_evolve_with_record_best_matches_a_hand_written_loop():
-    config = ExperimentConfig(
+    config = FogelSettings(
         parents=6, generations=4, trials=2,
         rules=OpponentRules(first_reply="rules"), selection=SelectionSettings(payoff=(1, -1, 0), comparisons=7),
     )  # fmt: skip
@@ -138,7 +138,7 @@ def test_save_run_and_load_run_round_trip(small_run, tmp_path):
 
 
 def test_save_run_keeps_the_recorded_best_networks(tmp_path):
-    config = ExperimentConfig(parents=6, generations=3, trials=2)
+    config = FogelSettings(parents=6, generations=3, trials=2)
     run = evolve(config, seed=4, record_best=True)
     path = tmp_path / "best.npz"
     save_run(run, path)
@@ -149,7 +149,7 @@ def test_save_run_keeps_the_recorded_best_networks(tmp_path):
 
 
 def test_run_experiment_is_evolve_with_record_best_and_shares_runs_through_the_cache(tmp_path, monkeypatch):
-    config = ExperimentConfig(parents=6, generations=3, trials=2)
+    config = FogelSettings(parents=6, generations=3, trials=2)
     expected = evolve(config, seed=9, record_best=True)
     monkeypatch.delenv(RUN_CACHE_VARIABLE, raising=False)
     plain = run_experiment(config, seed=9, progress=False, workers=1)
@@ -202,14 +202,14 @@ def test_evolve_rejects_bad_arguments(kwargs, message):
 
 
 def test_best_network_of_a_trial_not_in_the_run():
-    run = evolve(ExperimentConfig(parents=6, generations=1, trials=3), seed=1, trials=[2])
+    run = evolve(FogelSettings(parents=6, generations=1, trials=3), seed=1, trials=[2])
     with pytest.raises(ValueError, match=r"trial 0 is not in this run; it holds trials \[2\]"):
         run.best_network(0)
 
 
 def test_a_repeated_trial_number_is_rejected():
     """Each trial has one generator: running it twice in one batch would interleave its draws."""
-    config = ExperimentConfig(parents=6, generations=3, trials=3)
+    config = FogelSettings(parents=6, generations=3, trials=3)
     for workers in (1, 2):
         with pytest.raises(ValueError, match=r"trials must not repeat a trial number.*got \[1, 1\]"):
             evolve(config, seed=2, trials=[1, 1], workers=workers)
@@ -330,7 +330,7 @@ def test_the_committed_champion_is_reproduced_by_its_recorded_run(champion):
     network, provenance = champion
     assert network.hidden_count == 10
     assert {"seed", "trial", "generation", "experiment"} <= set(provenance)
-    config = ExperimentConfig.from_dict(provenance["experiment"])
+    config = FogelSettings.from_dict(provenance["experiment"])
     assert provenance["generation"] == config.generations
     run = evolve(config, seed=provenance["seed"], trials=[provenance["trial"]])
     assert_same_network(run.best_network(provenance["trial"]), network)

@@ -30,9 +30,9 @@ from evolving_ttt.al_khateeb.engine import (
     save_coevolution_run,
     save_evaluator,
 )
-from evolving_ttt.al_khateeb.evaluator import PAPER_AL_KHATEEB, AlKhateebConfig
+from evolving_ttt.al_khateeb.evaluator import PAPER_AL_KHATEEB, AlKhateebSettings
 
-SMALL = AlKhateebConfig(population=4, parents=2, generations=3, runs=2)
+SMALL = AlKhateebSettings(population=4, parents=2, generations=3, runs=2)
 PROPERTY = settings(derandomize=True, deadline=None, database=None, max_examples=300)
 
 
@@ -191,7 +191,7 @@ def check_record_file(path, other):
         return
     record = load_coevolution_run(path)
     said = read_arrays(path)
-    assert record.config == AlKhateebConfig.from_dict(json.loads(str(said["config"])))
+    assert record.config == AlKhateebSettings.from_dict(json.loads(str(said["config"])))
     assert record.seed == int(said["seed"]) and record.run_numbers == tuple(said["run_numbers"].tolist())
     for name in RECORD_FIELDS:
         assert np.array_equal(getattr(record, name), said[name]), name
@@ -325,9 +325,9 @@ def test_damage_that_numpy_reports_oddly_is_a_value_error_too(record_file, tmp_p
 
 
 def test_a_record_of_the_other_system_is_named(tmp_path):
-    from evolving_ttt.fogel.evolution import ExperimentConfig, evolve, save_run
+    from evolving_ttt.fogel.evolution import FogelSettings, evolve, save_run
 
-    save_run(evolve(ExperimentConfig(parents=6, generations=2, trials=1), seed=1), tmp_path / "fogel.npz")
+    save_run(evolve(FogelSettings(parents=6, generations=2, trials=1), seed=1), tmp_path / "fogel.npz")
     with pytest.raises(ValueError, match="'format' is 'fogel-run'.*read it with load_run"):
         load_coevolution_run(tmp_path / "fogel.npz")
     old = {k: v for k, v in read_arrays(tmp_path / "fogel.npz").items() if k not in ("format", "version")}
@@ -491,11 +491,11 @@ def test_the_committed_ttt_loads_and_saves_to_the_same_text(repo_root, tmp_path)
 def test_the_memory_estimate_counts_generations_population_and_workers():
     paper = estimated_memory(PAPER_AL_KHATEEB)
     assert 100e6 < paper < 250e6
-    assert estimated_memory(AlKhateebConfig(generations=10**9)) > 1e12
-    assert estimated_memory(AlKhateebConfig(generations=20_000)) - paper > 20 * 18_000 * 600
-    assert estimated_memory(AlKhateebConfig(population=2000, parents=1000)) > 20 * 2000 * 100_000
+    assert estimated_memory(AlKhateebSettings(generations=10**9)) > 1e12
+    assert estimated_memory(AlKhateebSettings(generations=20_000)) - paper > 20 * 18_000 * 600
+    assert estimated_memory(AlKhateebSettings(population=2000, parents=1000)) > 20 * 2000 * 100_000
     assert estimated_memory(PAPER_AL_KHATEEB, workers=8) > paper + 7 * 60e6
-    assert estimated_memory(AlKhateebConfig(generations=10**400)) == ag.MEMORY_ESTIMATE_CAP
+    assert estimated_memory(AlKhateebSettings(generations=10**400)) == ag.MEMORY_ESTIMATE_CAP
 
 
 def test_al_khateeb_with_a_billion_generations_is_refused_by_the_estimate(tmp_path, monkeypatch, capsys):
@@ -538,7 +538,7 @@ BOARD = np.zeros(9, dtype=np.int8)
         (lambda: ae.draw_coevolution(np.random.default_rng(), "config"), "config"),
         (lambda: ae.coevolve_readable("config"), "config"),
         (lambda: ae.coevolve_readable(SMALL, run="0"), "run"),
-        (lambda: AlKhateebConfig.from_dict("config"), "record"),
+        (lambda: AlKhateebSettings.from_dict("config"), "record"),
         (lambda: coevolve("config"), "config"),
         (lambda: coevolve(SMALL, seed="1"), "seed"),
         (lambda: coevolve(SMALL, runs=1), "runs"),

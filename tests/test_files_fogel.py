@@ -21,7 +21,7 @@ from evolving_ttt.fogel.evolution import (
     POPULATION_FIELDS,
     RUN_FORMAT,
     EvolutionRun,
-    ExperimentConfig,
+    FogelSettings,
     estimated_memory,
     evolve,
     load_run,
@@ -30,7 +30,7 @@ from evolving_ttt.fogel.evolution import (
 from evolving_ttt.fogel.network import NETWORK_FIELDS, Network, load_network, random_network, save_network
 
 WEIGHTS = ("hidden_weights", "hidden_bias", "output_weights", "output_bias")
-SMALL = ExperimentConfig(parents=6, generations=3, trials=2)
+SMALL = FogelSettings(parents=6, generations=3, trials=2)
 PROPERTY = settings(derandomize=True, deadline=None, database=None, max_examples=300)
 
 
@@ -199,7 +199,7 @@ def check_run_file(path, other):
         return None
     run = load_run(path)
     said = read_arrays(path)
-    assert run.config == ExperimentConfig.from_dict(json.loads(str(said["config"])))
+    assert run.config == FogelSettings.from_dict(json.loads(str(said["config"])))
     assert run.seed == int(said["seed"]) and run.trial_numbers == tuple(said["trial_numbers"].tolist())
     for name in ("best_score", "mean_score", "mean_hidden", "final_points"):
         assert np.array_equal(getattr(run, name), said[name]), name
@@ -346,9 +346,9 @@ def test_damage_that_numpy_reports_oddly_is_a_value_error_too(run_file, tmp_path
 
 def test_a_record_of_the_other_system_is_named(tmp_path):
     from evolving_ttt.al_khateeb.engine import coevolve, save_coevolution_run
-    from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig
+    from evolving_ttt.al_khateeb.evaluator import AlKhateebSettings
 
-    record = coevolve(AlKhateebConfig(population=4, parents=2, generations=2, runs=1), seed=1)
+    record = coevolve(AlKhateebSettings(population=4, parents=2, generations=2, runs=1), seed=1)
     save_coevolution_run(record, tmp_path / "ak.npz")
     with pytest.raises(ValueError, match="'format' is 'al-khateeb-run'.*read it with load_coevolution_run"):
         load_run(tmp_path / "ak.npz")
@@ -500,12 +500,12 @@ def test_the_committed_champion_loads_and_saves_to_the_same_text(champion_path, 
 def test_the_memory_estimate_counts_the_generations_and_the_recorded_networks():
     paper = estimated_memory(fe.PAPER_EXPERIMENT, workers=2)
     assert 100e6 < paper < 200e6
-    huge = ExperimentConfig(generations=10**9)
+    huge = FogelSettings(generations=10**9)
     assert estimated_memory(huge) > 1e12 and estimated_memory(huge, 8) > 1e12
-    longer = ExperimentConfig(generations=8000)
+    longer = FogelSettings(generations=8000)
     assert estimated_memory(longer) - estimated_memory(fe.PAPER_EXPERIMENT) > 3 * 8 * 20 * 7200
     assert estimated_memory(longer, record_best=True) - estimated_memory(longer) > 20 * 8000 * 1600
-    assert estimated_memory(ExperimentConfig(generations=10**400)) == fe.MEMORY_ESTIMATE_CAP
+    assert estimated_memory(FogelSettings(generations=10**400)) == fe.MEMORY_ESTIMATE_CAP
 
 
 def test_evolve_with_a_billion_generations_is_refused_by_the_estimate(tmp_path, monkeypatch, capsys):
@@ -565,8 +565,8 @@ BOARD = np.zeros(9, dtype=np.int8)
         (lambda: fe.run_experiment(SMALL, seed=1.5), "seed"),
         (lambda: fe.champion_provenance(None), "run"),
         (lambda: fe.trial_generators("1", 2), "seed"),
-        (lambda: ExperimentConfig.from_dict("config"), "data"),
-        (lambda: ExperimentConfig.from_dict({}), "experiment configuration"),
+        (lambda: FogelSettings.from_dict("config"), "data"),
+        (lambda: FogelSettings.from_dict({}), "experiment configuration"),
     ],
 )
 def test_public_functions_given_the_wrong_type_raise_a_value_error_naming_the_argument(call, argument):

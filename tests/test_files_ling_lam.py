@@ -26,7 +26,7 @@ from evolving_ttt.ling_lam.ga import ImprovedGASettings, TraditionalGASettings
 
 FAST = settings(max_examples=200, derandomize=True, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
-CONFIG = ex.LingLamConfig(seeds=2, iterations=4, training_count=20)
+CONFIG = ex.LingLamSettings(seeds=2, iterations=4, training_count=20)
 DEEP = 100_000
 
 
@@ -457,12 +457,12 @@ def test_the_committed_files_pass_every_check(repo_root):
 
 
 def test_settings_refuse_zero_iterations_and_wrong_types():
-    for make, message in ((lambda: ex.LingLamConfig(iterations=0), "iterations must be a whole number >= 1"),
+    for make, message in ((lambda: ex.LingLamSettings(iterations=0), "iterations must be a whole number >= 1"),
                           (lambda: ImprovedGASettings(iterations=0), "iterations"),
                           (lambda: TraditionalGASettings(iterations=0), "iterations"),
                           (lambda: TraditionalGASettings(shape=float("inf")), "shape"),
-                          (lambda: ex.LingLamConfig(improved={}), "improved must be an ImprovedGASettings"),
-                          (lambda: ex.LingLamConfig.from_dict("x"), "settings must be an object")):  # fmt: skip
+                          (lambda: ex.LingLamSettings(improved={}), "improved must be an ImprovedGASettings"),
+                          (lambda: ex.LingLamSettings.from_dict("x"), "settings must be an object")):  # fmt: skip
         with pytest.raises(ValueError, match=message):
             make()
 

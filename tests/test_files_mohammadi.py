@@ -27,8 +27,8 @@ from evolving_ttt.mohammadi import series as se
 
 FAST = settings(max_examples=150, derandomize=True, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
-TINY = co.MohammadiConfig(population=8, generations=2, runs=2, group_size=2, initial_depth=5, depth_limit=8,
-                          best_candidates=2, random_candidates=1, seeds_kept=1)  # fmt: skip
+TINY = co.MohammadiSettings(population=8, generations=2, runs=2, group_size=2, initial_depth=5, depth_limit=8,
+                            best_candidates=2, random_candidates=1, seeds_kept=1)  # fmt: skip
 LIMIT = pr.PROGRAM_HEIGHT_LIMIT
 DEEP = 100_000
 
@@ -360,16 +360,16 @@ def test_save_program_keeps_provenance_apart_and_refuses_what_load_program_refus
 
 
 def test_the_depth_limit_of_a_series_cannot_exceed_what_the_book_reads_back():
-    assert co.MohammadiConfig(initial_depth=LIMIT, depth_limit=LIMIT).depth_limit == LIMIT
+    assert co.MohammadiSettings(initial_depth=LIMIT, depth_limit=LIMIT).depth_limit == LIMIT
     with pytest.raises(ValueError, match=f"depth_limit must be at most {LIMIT}"):
-        co.MohammadiConfig(depth_limit=LIMIT + 1)
+        co.MohammadiSettings(depth_limit=LIMIT + 1)
     with pytest.raises(ValueError, match="max_depth must be at most"):
         co.random_programs(np.random.default_rng(0), 1, LIMIT + 1)
     with pytest.raises(ValueError, match=r"missing settings \['taken'\]"):
-        co.MohammadiConfig.from_dict({k: v for k, v in co.PAPER_MOHAMMADI.as_dict().items() if k != "taken"})
+        co.MohammadiSettings.from_dict({k: v for k, v in co.PAPER_MOHAMMADI.as_dict().items() if k != "taken"})
 
 
 def test_the_committed_champion_passes_every_check(repo_root):
     program, provenance = se.load_program(repo_root / "book" / "data" / "mohammadi_champion.json")
     assert pr.check_program(program) is program and program.height <= LIMIT
-    assert co.MohammadiConfig.from_dict(provenance["config"]).judge == "perfect"
+    assert co.MohammadiSettings.from_dict(provenance["config"]).judge == "perfect"

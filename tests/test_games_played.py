@@ -14,19 +14,19 @@ from evolving_ttt.al_khateeb import engine as ak_engine
 from evolving_ttt.al_khateeb import evaluator as ak_evaluator
 from evolving_ttt.al_khateeb import robust as ak_robust
 from evolving_ttt.al_khateeb import system as al_khateeb
-from evolving_ttt.al_khateeb.evaluator import AlKhateebConfig
+from evolving_ttt.al_khateeb.evaluator import AlKhateebSettings
 from evolving_ttt.fogel import selection as fogel_selection
 from evolving_ttt.fogel import system as fogel
-from evolving_ttt.fogel.evolution import ExperimentConfig
+from evolving_ttt.fogel.evolution import FogelSettings
 from evolving_ttt.fogel.selection import SelectionSettings
 from evolving_ttt.ling_lam import experiment as ll_experiment
 from evolving_ttt.ling_lam import system as ling_lam
-from evolving_ttt.ling_lam.experiment import LingLamConfig
+from evolving_ttt.ling_lam.experiment import LingLamSettings
 from evolving_ttt.ling_lam.ga import TraditionalGASettings
 from evolving_ttt.ling_lam.network import fitness, ling_lam_outputs
 from evolving_ttt.mohammadi import coevolution as mo_coevolution
 from evolving_ttt.mohammadi import system as mohammadi
-from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+from evolving_ttt.mohammadi.coevolution import MohammadiSettings
 from evolving_ttt.rule_base import GAMES_PER_EVALUATION, OpponentRules
 
 SYSTEMS = (fogel, al_khateeb, ling_lam, mohammadi)
@@ -48,9 +48,9 @@ def counting(monkeypatch, module, name: str, count) -> list[int]:
 # --- Fogel: 2P networks x 32 games against the rule base, every generation -------------------------------------
 
 FOGEL_TINY = [
-    (ExperimentConfig(parents=6, generations=2, trials=3), 2, 2 * 12 * 32),
-    (ExperimentConfig(parents=3, generations=3, trials=1, rules=OpponentRules(first_reply="rules"),
-                      selection=SelectionSettings(comparisons=2)), 0, 3 * 6 * 32),
+    (FogelSettings(parents=6, generations=2, trials=3), 2, 2 * 12 * 32),
+    (FogelSettings(parents=3, generations=3, trials=1, rules=OpponentRules(first_reply="rules"),
+                   selection=SelectionSettings(comparisons=2)), 0, 3 * 6 * 32),
 ]  # fmt: skip
 
 
@@ -69,8 +69,8 @@ def test_fogel_counts_the_games_a_trial_plays(monkeypatch, settings, task, expec
 # --- Al-Khateeb: a round robin every generation, and the hall of fame --------------------------------------------
 
 AL_KHATEEB_TINY = [
-    (AlKhateebConfig(population=4, parents=2, generations=3, runs=2), 1, 3 * 4 * 3),
-    (AlKhateebConfig(population=6, parents=2, generations=3, runs=1, hall_of_fame=2), 0, 3 * 6 * 5 + 2 * 6 * 2 * 2),
+    (AlKhateebSettings(population=4, parents=2, generations=3, runs=2), 1, 3 * 4 * 3),
+    (AlKhateebSettings(population=6, parents=2, generations=3, runs=1, hall_of_fame=2), 0, 3 * 6 * 5 + 2 * 6 * 2 * 2),
 ]
 
 
@@ -103,10 +103,10 @@ def test_al_khateeb_engine_keeps_the_games_of_surviving_parents(monkeypatch):
 # --- Mohammadi: chains of double games, every generation of every run of the series -----------------------------
 
 MOHAMMADI_TINY = [
-    (MohammadiConfig(population=8, generations=2, runs=2, group_size=3, initial_depth=6, depth_limit=8,
-                     seeds_kept=2, best_candidates=3, random_candidates=2), 2 * 2 * 8 * 3 * 2),
-    (MohammadiConfig(population=10, generations=3, runs=1, group_size=2, initial_depth=5, depth_limit=7,
-                     seeds_kept=1, best_candidates=2, random_candidates=1, judge="random"), 1 * 3 * 10 * 2 * 2),
+    (MohammadiSettings(population=8, generations=2, runs=2, group_size=3, initial_depth=6, depth_limit=8,
+                       seeds_kept=2, best_candidates=3, random_candidates=2), 2 * 2 * 8 * 3 * 2),
+    (MohammadiSettings(population=10, generations=3, runs=1, group_size=2, initial_depth=5, depth_limit=7,
+                       seeds_kept=1, best_candidates=2, random_candidates=1, judge="random"), 1 * 3 * 10 * 2 * 2),
 ]  # fmt: skip
 
 
@@ -127,10 +127,11 @@ def test_mohammadi_counts_the_games_a_series_plays(monkeypatch, settings, expect
 # --- Ling and Lam: no games; positions looked at by the GA ---------------------------------------------------------
 
 LING_LAM_TINY = [
-    (LingLamConfig(seeds=2, iterations=6, population=4, training_count=12), {0: (4 + 7 * 6) * 12, 3: (4 + 2 * 6) * 12}),
-    (LingLamConfig(seeds=1, iterations=5, population=3, training_count=7,
-                   methods=("baseline-improved-ga", "nndtf-traditional-ga"),
-                   traditional=TraditionalGASettings(form="generational")),
+    (LingLamSettings(seeds=2, iterations=6, population=4, training_count=12),
+     {0: (4 + 7 * 6) * 12, 3: (4 + 2 * 6) * 12}),
+    (LingLamSettings(seeds=1, iterations=5, population=3, training_count=7,
+                     methods=("baseline-improved-ga", "nndtf-traditional-ga"),
+                     traditional=TraditionalGASettings(form="generational")),
      {0: (3 + 7 * 5) * 7, 1: (3 + 3 * 5) * 7}),
 ]  # fmt: skip
 

@@ -79,7 +79,7 @@ def test_compiled_traditional_ga_is_the_readable_one(kind, hidden, changes, chun
 
 
 def test_the_paper_methods_train_the_same_runs_on_both_engines():
-    config = experiment.LingLamConfig(seeds=2, iterations=150)
+    config = experiment.LingLamSettings(seeds=2, iterations=150)
     for method in ("nndtf", "baseline"):
         old = experiment.train(method, config, seed=3, engine="lockstep")
         new = experiment.train(method, config, seed=3, engine="compiled")

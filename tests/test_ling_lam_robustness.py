@@ -50,9 +50,9 @@ def test_bad_settings_are_refused():
         ga.TraditionalGASettings(form="elitist")
     for hidden in (0, 65, True, 2.5):
         with pytest.raises(ValueError, match="hidden"):
-            experiment.LingLamConfig(hidden=hidden)
+            experiment.LingLamSettings(hidden=hidden)
     with pytest.raises(ValueError, match="training_source"):
-        experiment.LingLamConfig(training_source="all")
+        experiment.LingLamSettings(training_source="all")
     with pytest.raises(ValueError, match="hidden"):
         network.nndtf_layout(0)
     with pytest.raises(ValueError, match="14 h \\+ 2"):
@@ -85,7 +85,7 @@ def test_paper_size_layouts_are_unchanged():
 
 @pytest.mark.parametrize("kind", ["nndtf", "baseline"])
 def test_small_networks_train_save_and_load(kind, tmp_path):
-    config = experiment.LingLamConfig(seeds=2, iterations=30, hidden=3, methods=(kind,))
+    config = experiment.LingLamSettings(seeds=2, iterations=30, hidden=3, methods=(kind,))
     run = experiment.train(kind, config, seed=2)
     assert run.champions.shape == (2, network.gene_count(kind, 3))
     net = run.network()
@@ -106,10 +106,10 @@ def test_small_networks_train_save_and_load(kind, tmp_path):
 def test_settings_written_before_chapter_22_load_with_the_defaults():
     record = experiment.PAPER_LING_LAM.as_dict()
     del record["hidden"], record["traditional"]["form"]
-    assert experiment.LingLamConfig.from_dict(record) == experiment.PAPER_LING_LAM
+    assert experiment.LingLamSettings.from_dict(record) == experiment.PAPER_LING_LAM
     record["traditional"]["kind"] = "generational"
     with pytest.raises(ValueError, match="unknown settings"):
-        experiment.LingLamConfig.from_dict(record)
+        experiment.LingLamSettings.from_dict(record)
 
 
 @pytest.mark.slow
@@ -128,7 +128,7 @@ def test_new_position_sources():
 
 @pytest.mark.slow
 def test_task_measures_give_fitness_on_all_and_paper_positions():
-    settings = experiment.LingLamConfig(seeds=1, iterations=20, training_count=30, methods=("baseline",))
+    settings = experiment.LingLamSettings(seeds=1, iterations=20, training_count=30, methods=("baseline",))
     (result,) = system.run_tasks(settings, 3, [0])
     measures = system.task_measures(settings, result)
     every, paper = network.all_x_positions(), experiment.PAPER_LING_LAM.training()

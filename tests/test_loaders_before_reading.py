@@ -39,7 +39,7 @@ from evolving_ttt.fogel.study import control_rows
 from evolving_ttt.ling_lam.capacity import load_capacity
 from evolving_ttt.ling_lam.experiment import load_runs_summary, load_trained_network
 from evolving_ttt.mohammadi import system as mohammadi_system
-from evolving_ttt.mohammadi.coevolution import MohammadiConfig
+from evolving_ttt.mohammadi.coevolution import MohammadiSettings
 from evolving_ttt.mohammadi.programs import ProgramPlayer
 from evolving_ttt.mohammadi.series import evolve_series, load_program, load_series, save_series
 from evolving_ttt.q_learning import system as q_learning_system
@@ -415,8 +415,8 @@ def still_valid(record, path, value):
 def saved_files(tmp_path_factory):
     """A series record (Mohammadi's saver) and the saved player of the last cell of every committed sweep."""
     folder = tmp_path_factory.mktemp("saved")
-    tiny = MohammadiConfig(population=8, generations=2, runs=2, group_size=2, initial_depth=5, depth_limit=8,
-                           best_candidates=2, random_candidates=1, seeds_kept=1)  # fmt: skip
+    tiny = MohammadiSettings(population=8, generations=2, runs=2, group_size=2, initial_depth=5, depth_limit=8,
+                             best_candidates=2, random_candidates=1, seeds_kept=1)  # fmt: skip
     save_series(evolve_series(tiny, seed=4, progress=False), folder / "series.json")
     found = {"series.json": folder / "series.json"}
     for db in sorted(STUDIES.glob("*.sqlite")):

@@ -28,8 +28,8 @@ def tangled_program(rng: np.random.Generator, depth: int, squares: np.ndarray) -
     return gp.PrimitiveTree(nodes)
 
 
-GROWING = co.MohammadiConfig(population=32, generations=100, runs=1, group_size=3, best_candidates=4,
-                             random_candidates=4, seeds_kept=2)  # fmt: skip
+GROWING = co.MohammadiSettings(population=32, generations=100, runs=1, group_size=3, best_candidates=4,
+                               random_candidates=4, seeds_kept=2)  # fmt: skip
 """A run long enough for its trees to grow to hundreds of nodes."""
 
 
@@ -126,12 +126,12 @@ def test_the_bitset_cache_equals_the_table_cache_and_counts_playats():
     assert len(bitsets.tables) == len({pr.program_to_text(p) for p in programs[5:]})
 
 
-def series_configs() -> list[co.MohammadiConfig]:
+def series_configs() -> list[co.MohammadiSettings]:
     small = dict(population=16, generations=4, runs=2, group_size=3, best_candidates=4, random_candidates=2,
                  seeds_kept=2)  # fmt: skip
     return [
-        co.MohammadiConfig(**small), co.MohammadiConfig(**small, taken="nil", playat_counted="any"),
-        co.MohammadiConfig(**small, judge="none", bonus_role="tie_break", crossover_root=True),
+        co.MohammadiSettings(**small), co.MohammadiSettings(**small, taken="nil", playat_counted="any"),
+        co.MohammadiSettings(**small, judge="none", bonus_role="tie_break", crossover_root=True),
     ]  # fmt: skip
 
 

@@ -157,7 +157,7 @@ def test_random_programs_respect_the_initial_depth_and_start_with_a_function():
 
 
 def test_mutation_never_changes_the_root_and_always_changes_a_subtree_below_it():
-    config = co.MohammadiConfig(depth_limit=20, initial_depth=20)
+    config = co.MohammadiSettings(depth_limit=20, initial_depth=20)
     _, mutation = co.variation_operators(config)
     rng = np.random.default_rng(4)
     changed = 0
@@ -173,12 +173,12 @@ def test_mutation_never_changes_the_root_and_always_changes_a_subtree_below_it()
 
 
 def test_the_depth_limit_holds_under_crossover_and_mutation():
-    config = co.MohammadiConfig(initial_depth=6, depth_limit=6, mutation_depth=4, crossover=1.0, mutation=1.0)
+    config = co.MohammadiSettings(initial_depth=6, depth_limit=6, mutation_depth=4, crossover=1.0, mutation=1.0)
     rng = np.random.default_rng(8)
     population = co.random_programs(rng, 64, 6)
     grew_past = 0
     for _ in range(15):
-        unlimited = co.MohammadiConfig(initial_depth=6, depth_limit=60, mutation_depth=4, crossover=1.0,
+        unlimited = co.MohammadiSettings(initial_depth=6, depth_limit=60, mutation_depth=4, crossover=1.0,
                                          mutation=1.0)  # fmt: skip
         grew_past += max(p.height for p in co.vary(population, np.random.default_rng(1), unlimited)) > 6
         population = co.vary(population, rng, config)
@@ -189,10 +189,10 @@ def test_the_depth_limit_holds_under_crossover_and_mutation():
 def test_vary_leaves_the_parents_alone_and_copies_without_crossover_or_mutation():
     parents = random_trees(9, 10)
     texts = [pr.program_to_text(p) for p in parents]
-    config = co.MohammadiConfig(crossover=0.0, mutation=0.0)
+    config = co.MohammadiSettings(crossover=0.0, mutation=0.0)
     children = co.vary(parents, np.random.default_rng(0), config)
     assert [pr.program_to_text(c) for c in children] == texts
-    co.vary(parents, np.random.default_rng(0), co.MohammadiConfig(crossover=1.0, mutation=1.0))
+    co.vary(parents, np.random.default_rng(0), co.MohammadiSettings(crossover=1.0, mutation=1.0))
     assert [pr.program_to_text(p) for p in parents] == texts
 
 
@@ -212,19 +212,19 @@ def test_double_game_points_follow_the_table():
 def test_a_double_game_scored_by_hand():
     # DIAGONAL as X: 0; SILENT (fallback) 1; X 4; O 2; X 8 wins. As O against SILENT's X: X 0 (fallback),
     # O 4, X 1, O 8, X 2 wins the top row. One win, one loss: 5 points each, plus the bonuses.
-    config = co.MohammadiConfig(playat_bonus=1.0, move_bonus=1.0)
+    config = co.MohammadiSettings(playat_bonus=1.0, move_bonus=1.0)
     a, b = pr.parse_program(DIAGONAL), pr.parse_program(SILENT)
     a_points, b_points, a_results, b_results = co.double_game(a, b, config)
     assert a_results == (1, -1) and b_results == (-1, 1)
     assert a_points == 5 + 5 * 1 + (3 + 2) * 1  # five PLAY-ATs, three moves as X and two as O
     assert b_points == 5 + 0 + 0  # no PLAY-AT, no move of its own
-    any_config = co.MohammadiConfig(playat_counted="any")
+    any_config = co.MohammadiSettings(playat_counted="any")
     assert co.double_game(a, b, any_config)[0] == 5 + 1 + 5
 
 
 def test_batched_double_games_agree_with_the_readable_ones():
     programs = random_trees(11, 24, 10) + [pr.parse_program(DIAGONAL), pr.parse_program(SILENT)]
-    config = co.MohammadiConfig(playat_bonus=0.5, move_bonus=2.0)
+    config = co.MohammadiSettings(playat_bonus=0.5, move_bonus=2.0)
     tables = np.stack([pr.program_move_table(p) for p in programs])
     playats = co.playat_bonus_counts(programs, config)
     rng = np.random.default_rng(2)
@@ -262,7 +262,7 @@ def test_sample_groups_never_meet_themselves_and_hold_distinct_opponents():
 
 def test_the_chain_keeps_the_double_game_winner_and_agrees_with_the_readable_chain():
     programs = random_trees(13, 30, 10) + [pr.parse_program(DIAGONAL)]
-    config = co.MohammadiConfig(population=31, group_size=5, best_candidates=5, random_candidates=5, seeds_kept=3)
+    config = co.MohammadiSettings(population=31, group_size=5, best_candidates=5, random_candidates=5, seeds_kept=3)
     tables = np.stack([pr.program_move_table(p) for p in programs])
     playats = co.playat_bonus_counts(programs, config)
     groups = co.sample_groups(np.random.default_rng(3), 31, 5)
@@ -281,18 +281,18 @@ def test_the_chain_keeps_the_double_game_winner_and_agrees_with_the_readable_cha
 
 def test_config_refuses_bad_settings():
     with pytest.raises(ValueError, match="group_size must be below the population"):
-        co.MohammadiConfig(population=4, group_size=4)
+        co.MohammadiSettings(population=4, group_size=4)
     with pytest.raises(ValueError, match="crossover must be a probability"):
-        co.MohammadiConfig(crossover=1.5)
+        co.MohammadiSettings(crossover=1.5)
     with pytest.raises(ValueError, match="judge must be one of"):
-        co.MohammadiConfig(judge="human")
+        co.MohammadiSettings(judge="human")
     with pytest.raises(ValueError, match="seeds_kept .* exceeds"):
-        co.MohammadiConfig(seeds_kept=41)
+        co.MohammadiSettings(seeds_kept=41)
     with pytest.raises(ValueError, match="playat_counted must be one of"):
-        co.MohammadiConfig(playat_counted="some")
+        co.MohammadiSettings(playat_counted="some")
     with pytest.raises(ValueError, match="depth_limit"):
-        co.MohammadiConfig(initial_depth=20, depth_limit=10)
-    assert co.MohammadiConfig.from_dict(co.PAPER_MOHAMMADI.as_dict()) == co.PAPER_MOHAMMADI
+        co.MohammadiSettings(initial_depth=20, depth_limit=10)
+    assert co.MohammadiSettings.from_dict(co.PAPER_MOHAMMADI.as_dict()) == co.PAPER_MOHAMMADI
 
 
 def test_pruning_keeps_every_move_and_drops_the_subtrees_no_board_reaches():
@@ -300,7 +300,7 @@ def test_pruning_keeps_every_move_and_drops_the_subtrees_no_board_reaches():
     assert pr.program_to_text(pr.prune_program(program)) == "IF(pos11, PLAY-AT(OPEN(pos11)), pos00)"
     rng = np.random.default_rng(6)
     programs = co.random_programs(rng, 40, 12)
-    config = co.MohammadiConfig(depth_limit=12, initial_depth=12)
+    config = co.MohammadiSettings(depth_limit=12, initial_depth=12)
     for _ in range(3):
         programs = co.vary(programs, rng, config)
     shrank = 0
@@ -327,7 +327,7 @@ def test_the_other_reading_makes_play_at_on_a_taken_square_nil():
     with pytest.raises(ValueError, match="taken must be one of"):
         pr.run_program(pr.parse_program("PLAY-AT(pos00)"), board, X, taken="occupied")
     with pytest.raises(ValueError, match="taken must be one of"):
-        co.MohammadiConfig(taken="none")
+        co.MohammadiSettings(taken="none")
 
 
 def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_reading():
@@ -341,7 +341,7 @@ def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_readin
             assert table[i] == (-1 if expected is None else expected)
         pruned = pr.prune_program(program, taken="nil")
         assert np.array_equal(pr.program_move_table(pruned, taken="nil"), table)
-    config = co.MohammadiConfig(taken="nil")
+    config = co.MohammadiSettings(taken="nil")
     programs = random_trees(17, 12, 10)
     tables_nil = np.stack([pr.program_move_table(p, "nil") for p in programs])
     playats = co.playat_bonus_counts(programs, config)
@@ -396,27 +396,27 @@ _BOARD = np.zeros(9, dtype=np.int8)
         (lambda: pr.ProgramPlayer(_PROGRAM)(None), "a board must have exactly 9 squares"),
         (lambda: co.random_programs("rng", 3), "rng must be a numpy.random.Generator"),
         (lambda: co.vary(None, np.random.default_rng(0), co.PAPER_MOHAMMADI), "parents must be a list"),
-        (lambda: co.vary([_PROGRAM], np.random.default_rng(0), None), "config must be a MohammadiConfig"),
+        (lambda: co.vary([_PROGRAM], np.random.default_rng(0), None), "config must be a MohammadiSettings"),
         (lambda: co.vary(["PLAY-AT(pos11)"], np.random.default_rng(0), co.PAPER_MOHAMMADI), "each parent"),
         (lambda: co.double_game(None, _PROGRAM), "a must be a program"),
-        (lambda: co.double_game(_PROGRAM, _PROGRAM, "paper"), "config must be a MohammadiConfig"),
-        (lambda: co.MohammadiConfig.from_dict(None), "data must be a dict"),
+        (lambda: co.double_game(_PROGRAM, _PROGRAM, "paper"), "config must be a MohammadiSettings"),
+        (lambda: co.MohammadiSettings.from_dict(None), "data must be a dict"),
         (lambda: co.programs_from_texts("PLAY-AT(pos11)"), "texts must be a list"),
         (lambda: co.play_games(None, [0], [0]), "tables must be an array of move tables"),
         (lambda: co.tournament(np.zeros((2, 19683), np.int8), np.zeros(2), None, co.PAPER_MOHAMMADI), "groups"),
         (lambda: co.sample_groups(None, 3, 2), "rng must be a numpy.random.Generator"),
-        (lambda: se.evolve_series("config"), "config must be a MohammadiConfig"),
+        (lambda: se.evolve_series("config"), "config must be a MohammadiSettings"),
         (lambda: se.evolve_series(seed="1", progress=False), "seed must be a whole number"),
         (lambda: se.evolve_series(progress=None), "progress must be"),
-        (lambda: se.run_series("config"), "config must be a MohammadiConfig"),
-        (lambda: se.Coevolution(None), "config must be a MohammadiConfig"),
+        (lambda: se.run_series("config"), "config must be a MohammadiSettings"),
+        (lambda: se.Coevolution(None), "config must be a MohammadiSettings"),
         (lambda: se.save_series({}, "s.json"), "record must be a SeriesRecord"),
         (lambda: se.load_series(None), "path must be a file name"),
         (lambda: se.save_program(None, "p.json"), "program must be a program"),
         (lambda: se.save_program(_PROGRAM, 7), "path must be a file name"),
         (lambda: se.load_program(None), "path must be a file name"),
         (lambda: se.series_provenance(None), "record must be a SeriesRecord"),
-        (lambda: se.series_games("config"), "config must be a MohammadiConfig"),
+        (lambda: se.series_games("config"), "config must be a MohammadiSettings"),
         (lambda: se.SeriesRecord.from_dict(None), "not a series record"),
     ],
 )

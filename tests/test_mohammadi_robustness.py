@@ -15,7 +15,7 @@ from evolving_ttt.mohammadi import series as se
 from evolving_ttt.mohammadi import system as ms
 from evolving_ttt.mohammadi.judge import program_exact_results
 
-SMALL = co.MohammadiConfig(population=12, generations=3, runs=2, group_size=3, best_candidates=4,
+SMALL = co.MohammadiSettings(population=12, generations=3, runs=2, group_size=3, best_candidates=4,
                              random_candidates=2, seeds_kept=2)  # fmt: skip
 BUSY = "AND(PLAY-AT(pos00), AND(PLAY-AT(pos01), AND(PLAY-AT(pos02), AND(PLAY-AT(pos10), PLAY-AT(pos11)))))"
 
@@ -37,11 +37,11 @@ MANY = _balanced(["PLAY-AT(pos00)"] * 128)
 def test_the_new_settings_default_to_the_books_reading_and_files_without_them_still_load():
     assert co.PAPER_MOHAMMADI.bonus_role == "added" and co.PAPER_MOHAMMADI.crossover_root is False
     old = {k: v for k, v in co.PAPER_MOHAMMADI.as_dict().items() if k not in co.LATER_SETTINGS}
-    assert co.MohammadiConfig.from_dict(old) == co.PAPER_MOHAMMADI
-    changed = co.MohammadiConfig(bonus_role="tie_break", crossover_root=True)
-    assert co.MohammadiConfig.from_dict(changed.as_dict()) == changed
+    assert co.MohammadiSettings.from_dict(old) == co.PAPER_MOHAMMADI
+    changed = co.MohammadiSettings(bonus_role="tie_break", crossover_root=True)
+    assert co.MohammadiSettings.from_dict(changed.as_dict()) == changed
     with pytest.raises(ValueError, match=r"missing settings \['judge'\]"):
-        co.MohammadiConfig.from_dict({k: v for k, v in old.items() if k != "judge"})
+        co.MohammadiSettings.from_dict({k: v for k, v in old.items() if k != "judge"})
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -55,7 +55,7 @@ def test_the_new_settings_default_to_the_books_reading_and_files_without_them_st
 ])  # fmt: skip
 def test_bad_readings_are_refused(changes, message):
     with pytest.raises(ValueError, match=message):
-        co.MohammadiConfig(**changes)
+        co.MohammadiSettings(**changes)
 
 
 def test_holder_wins_refuses_an_unknown_role():
@@ -192,7 +192,7 @@ def test_bonus_test_separates_the_board_from_the_points():
 def test_bonus_test_refuses_bad_input():
     with pytest.raises(ValueError, match="at least one program"):
         rb.bonus_test(rb.competent_program(), [], co.PAPER_MOHAMMADI)
-    with pytest.raises(ValueError, match="MohammadiConfig"):
+    with pytest.raises(ValueError, match="MohammadiSettings"):
         rb.bonus_test(rb.competent_program(), [BUSY], {"bonus_role": "added"})
     with pytest.raises(ValueError, match="program"):
         rb.bonus_test("PLAY-AT(pos11)", [BUSY], co.PAPER_MOHAMMADI)

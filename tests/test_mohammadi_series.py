@@ -17,7 +17,7 @@ from evolving_ttt.mohammadi.panel import JudgePanel, JudgeSession
 from evolving_ttt.outcomes import outcome_probabilities, perfect_policy, policy_table, random_policy
 from evolving_ttt.perfect import lowest_square_player
 
-SMALL = co.MohammadiConfig(population=12, generations=3, runs=3, group_size=3, best_candidates=4,
+SMALL = co.MohammadiSettings(population=12, generations=3, runs=3, group_size=3, best_candidates=4,
                              random_candidates=2, seeds_kept=2)  # fmt: skip
 SILENT = "OR(MINE(pos00), YOURS(pos00))"
 
@@ -103,7 +103,7 @@ def test_the_next_run_starts_from_the_kept_programs_and_new_random_ones():
 
 
 def test_without_a_judge_the_population_carries_on_between_runs():
-    config = co.MohammadiConfig(**{**SMALL.as_dict(), "judge": "none"})
+    config = co.MohammadiSettings(**{**SMALL.as_dict(), "judge": "none"})
     series = se.Coevolution(config, seed=3)
     series.run()
     before = [pr.program_to_text(p) for p in series.population]
@@ -154,7 +154,7 @@ def test_saved_programs_load_back_and_bad_files_say_what_is_wrong(tmp_path):
 def test_the_committed_champion_loads_and_its_provenance_matches_the_chapter_series(repo_root):
     program, provenance = se.load_program(repo_root / "book/data/mohammadi_champion.json")
     assert len(program) >= 2 and pr.playat_count(program) >= 1
-    config = co.MohammadiConfig.from_dict(provenance["config"])
+    config = co.MohammadiSettings.from_dict(provenance["config"])
     assert config.judge == "perfect" and provenance["seed"] >= 0
     assert provenance["losses_to_perfect"] == pytest.approx(
         jd.program_exact_results([program], "perfect")[0, :, 2].sum(), abs=1e-9
@@ -335,7 +335,7 @@ def test_the_panel_shows_the_selected_candidate_pruned():
 @pytest.mark.slow
 def test_the_champion_as_a_move_function_for_either_side():
     program, provenance = se.load_program(se.DEFAULT_PROGRAM)
-    config = co.MohammadiConfig.from_dict(provenance["config"])
+    config = co.MohammadiSettings.from_dict(provenance["config"])
     player = pr.ProgramPlayer(program, config.taken)
     for mark in (X, O):
         table = policy_table(lambda board, mark=mark: pr.program_move(program, board, mark, config.taken), mark)

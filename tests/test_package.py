@@ -139,3 +139,10 @@ def test_no_name_is_exported_twice_by_ttt_helpers():
     tree = ast.parse((ROOT / "ttt_helpers.py").read_text())
     names = [a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_the_settings_classes_old_names_are_kept_as_aliases():
+    # Renamed to one vocabulary (issue 36); the old names stay for one release.
+    for new, old in (("FogelSettings", "ExperimentConfig"), ("AlKhateebSettings", "AlKhateebConfig"),
+                     ("LingLamSettings", "LingLamConfig"), ("MohammadiSettings", "MohammadiConfig")):  # fmt: skip
+        assert getattr(ttt_helpers, old) is getattr(ttt_helpers, new)

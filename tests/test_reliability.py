@@ -169,7 +169,7 @@ def test_run_system_has_no_default_settings_and_checks_what_it_is_given():
     fogel = systems.get_system("fogel")
     with pytest.raises(TypeError, match="settings"):
         systems.run_system("fogel")  # the paper's full experiment is never started by default
-    with pytest.raises(ValueError, match="settings must be a ExperimentConfig for fogel"):
+    with pytest.raises(ValueError, match="settings must be a FogelSettings for fogel"):
         systems.run_system("fogel", None)
     bad = fogel.PAPER_SETTINGS
     object.__setattr__(bad := dataclasses.replace(bad), "trials", 0)  # changed after its checks ran

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evolving_ttt.fogel.engine import protocol_openings
-from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, ExperimentConfig
+from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, FogelSettings
 from evolving_ttt.fogel.mutation import PAPER_MUTATION, MutationDraws, MutationSettings
 from evolving_ttt.fogel.network import random_population, stack_networks
 from evolving_ttt.fogel.selection import (
@@ -274,18 +274,18 @@ def test_selection_settings_store_the_payoff_as_floats():
 )
 def test_experiment_config_rejects_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        ExperimentConfig(**kwargs)
+        FogelSettings(**kwargs)
 
 
 def test_experiment_config_accepts_the_smallest_population_for_its_comparisons():
-    assert ExperimentConfig(parents=6).parents == 6  # 2 * 6 - 1 = 11 >= 10
-    assert ExperimentConfig(parents=1, selection=SelectionSettings(comparisons=1)).parents == 1
+    assert FogelSettings(parents=6).parents == 6  # 2 * 6 - 1 = 11 >= 10
+    assert FogelSettings(parents=1, selection=SelectionSettings(comparisons=1)).parents == 1
 
 
 def test_experiment_config_dict_round_trip():
     import json
 
-    config = ExperimentConfig(
+    config = FogelSettings(
         parents=7, generations=3, trials=2,
         rules=OpponentRules(random_move_probability=0.2, rule_d_lines="opponent", first_reply="rules"),
         mutation=MutationSettings(weight_spread=0.1, spread_is="variance", structure_change_probability=0.3),
@@ -293,8 +293,8 @@ def test_experiment_config_dict_round_trip():
     )  # fmt: skip
     data = json.loads(json.dumps(config.as_dict()))
     assert data["selection"]["payoff"] == [2.0, -1.0, 0.5]
-    assert ExperimentConfig.from_dict(data) == config
-    assert ExperimentConfig.from_dict(PAPER_EXPERIMENT.as_dict()) == PAPER_EXPERIMENT
+    assert FogelSettings.from_dict(data) == config
+    assert FogelSettings.from_dict(PAPER_EXPERIMENT.as_dict()) == PAPER_EXPERIMENT
 
 
 @pytest.mark.parametrize("results", [[1, 2, 0], [0.5, 1, -1], [-3]])

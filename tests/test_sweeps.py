@@ -15,7 +15,7 @@ import pytest
 
 from evolving_ttt.arena import measure
 from evolving_ttt.cli import main
-from evolving_ttt.fogel.evolution import ExperimentConfig
+from evolving_ttt.fogel.evolution import FogelSettings
 from evolving_ttt.kit import settings_keys
 from evolving_ttt.numerics import NUMERICS
 from evolving_ttt.store import SweepStore, describe_definition
@@ -103,7 +103,7 @@ def test_a_sweep_records_every_task_once_and_a_second_run_adds_nothing(tmp_path)
     assert set(YARDSTICKS) <= set(table.columns) and "best_score_last" in table.columns
     assert table["generations"].tolist() == [4] * 4 + [6] * 4 and table["seed"].tolist() == [1, 2, 3, 4] * 2
     # every task's result is the system's own task, measured on the arena's yardsticks
-    settings = ExperimentConfig(parents=6, generations=6, trials=1)
+    settings = FogelSettings(parents=6, generations=6, trials=1)
     run = FOGEL.run_tasks(settings, 3, [0])[0]
     row = table[(table.cell == 1) & (table.seed == 3)].iloc[0]
     assert row["best_score_last"] == run.best_score[0, -1]

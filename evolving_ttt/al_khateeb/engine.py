@@ -44,7 +44,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     INITIAL_STEP_SIZE,
     PAPER_AL_KHATEEB,
     WIN_VALUE,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     check_weights,
     draw_coevolution,
@@ -207,7 +207,7 @@ class CoevolutionRun:
         The populations after the last generation: the ranked parents, then their offspring.
     """
 
-    config: AlKhateebConfig
+    config: AlKhateebSettings
     seed: int
     run_numbers: tuple[int, ...]
     totals: np.ndarray
@@ -246,7 +246,7 @@ def merge_coevolution_runs(parts: Sequence[CoevolutionRun]) -> CoevolutionRun:
 
 
 def coevolve(
-    config: AlKhateebConfig = PAPER_AL_KHATEEB,
+    config: AlKhateebSettings = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = False,
     runs: Sequence[int] | None = None,
@@ -273,7 +273,7 @@ def coevolve(
         A Dask cluster to run on instead (``"local"`` or a scheduler's address; see
         :class:`evolving_ttt.parallel.TaskRunner`); the result is the same bits.
     """
-    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
     check_seed(seed)
     chosen = list(range(config.runs)) if runs is None else check_numbers(runs, "runs")
     if not chosen or any(not 0 <= r < config.runs for r in chosen) or len(set(chosen)) != len(chosen):
@@ -288,7 +288,7 @@ def coevolve(
     return _coevolve_together(config, seed, chosen, progress)
 
 
-def _coevolve_share(config: AlKhateebConfig, seed: int, runs: list[int], progress) -> CoevolutionRun:
+def _coevolve_share(config: AlKhateebSettings, seed: int, runs: list[int], progress) -> CoevolutionRun:
     """One worker's share of :func:`coevolve`: these runs, in this process."""
     return _coevolve_together(config, seed, runs, progress)
 
@@ -308,7 +308,7 @@ def _table_games(x_tables: np.ndarray, o_tables: np.ndarray) -> np.ndarray:
     return tables.winner[board]
 
 
-def _coevolve_together(config: AlKhateebConfig, seed: int, chosen: list[int], progress: bool | str):
+def _coevolve_together(config: AlKhateebSettings, seed: int, chosen: list[int], progress: bool | str):
     rngs = [trial_generators(seed, config.runs)[r] for r in chosen]
     R, N, P, G, W = len(chosen), config.population, config.parents, config.generations, EVALUATOR_WEIGHTS
     K, H = config.offspring, config.hall_of_fame
@@ -431,7 +431,7 @@ def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
     check_record_format(fields, RECORD_FORMAT, RECORD_VERSION, hint)
     if not fields.has("run_numbers") and hint:
         raise fields.fail("run_numbers", f"is missing: this is not an {RECORD_KIND}{hint}")
-    config = fields.settings("config", AlKhateebConfig)
+    config = fields.settings("config", AlKhateebSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
     runs = fields.array("run_numbers", "i", (None,), 0, config.runs - 1)
     if runs.size == 0 or len(set(runs.tolist())) != runs.size:
@@ -465,7 +465,7 @@ def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
         shape, a step size that is not positive...): nothing is written then.
     """
     check_instance(run, CoevolutionRun, "run", "a CoevolutionRun")
-    check_instance(run.config, AlKhateebConfig, "run.config", "an AlKhateebConfig")
+    check_instance(run.config, AlKhateebSettings, "run.config", "an AlKhateebSettings")
     path = check_path(path)
     values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "config": json.dumps(run.config.as_dict()),
               "seed": run.seed, "run_numbers": run.run_numbers,
@@ -482,7 +482,7 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
     """Read a record written by :func:`save_coevolution_run`, checking every array (chapter 14).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text
-    ``"al-khateeb-run"``), ``version`` (1), ``config`` (the JSON text of :meth:`AlKhateebConfig.as_dict`),
+    ``"al-khateeb-run"``), ``version`` (1), ``config`` (the JSON text of :meth:`AlKhateebSettings.as_dict`),
     ``seed`` (a whole number from 0 to 2**63 - 1), ``run_numbers`` (R distinct run numbers of the
     configuration), ``totals`` (R x generations x population whole numbers, each within +-2 (population - 1)
     and summing to 0 over a generation), ``best_weights`` (R x generations x 72), ``best_ids`` (R x generations;
@@ -502,7 +502,7 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
 
 
 def run_coevolution(
-    config: AlKhateebConfig = PAPER_AL_KHATEEB,
+    config: AlKhateebSettings = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = True,
     workers: int | None = None,
@@ -513,7 +513,7 @@ def run_coevolution(
     under a name derived from its configuration and seed, and a later call with the same arguments
     reads it instead of running again (as :func:`evolving_ttt.fogel.evolution.run_experiment` does).
     """
-    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
     seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check_count(workers, "workers")
@@ -535,7 +535,7 @@ EVALUATOR_FIELDS = ("format", "version", "layers", "weights", "step_sizes")
 
 EVALUATOR_PROVENANCE = {
     "counts": ("run", "generation", "round_robin_points", *SWEEP_PROVENANCE), "texts": ("description",),
-    "settings": {"experiment": AlKhateebConfig, "settings": AlKhateebConfig},
+    "settings": {"experiment": AlKhateebSettings, "settings": AlKhateebSettings},
 }  # fmt: skip
 """The provenance fields of an evaluator file that :func:`load_evaluator` checks when present
 (:meth:`~evolving_ttt.reading.Fields.provenance`): those of the book's TTT (chapter 15) and of a sweep's task;
@@ -614,7 +614,7 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
     return weights, steps, provenance
 
 
-def estimated_memory(config: AlKhateebConfig, workers: int = 1) -> int:
+def estimated_memory(config: AlKhateebSettings, workers: int = 1) -> int:
     """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``config`` (chapter 14).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables per process, 135 kB
@@ -627,7 +627,7 @@ def estimated_memory(config: AlKhateebConfig, workers: int = 1) -> int:
     exceeds most of the machine's memory instead of failing part way. The estimate is capped at
     :data:`evolving_ttt.fogel.evolution.MEMORY_ESTIMATE_CAP`.
     """
-    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
     processes = max(1, min(check_count(workers, "workers"), config.runs))
     n, generations, runs = config.population, config.generations, config.runs
     per_run = 135_000 * n + 80 * n**2

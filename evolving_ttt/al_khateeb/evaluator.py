@@ -311,7 +311,7 @@ def rank_population(totals: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class AlKhateebConfig:
+class AlKhateebSettings:
     """One experiment; the defaults are Al-Khateeb's (chapter 14).
 
     Attributes
@@ -381,17 +381,19 @@ class AlKhateebConfig:
                 "runs": self.runs, "player": self.player.as_dict(), **extra}  # fmt: skip
 
     @classmethod
-    def from_dict(cls, record: dict) -> AlKhateebConfig:
+    def from_dict(cls, record: dict) -> AlKhateebSettings:
         """The configuration written by :meth:`as_dict`; ``ValueError`` saying what is wrong if it is not one."""
-        check_instance(record, dict, "record", "a dict written by AlKhateebConfig.as_dict")
+        check_instance(record, dict, "record", "a dict written by AlKhateebSettings.as_dict")
         try:
             return cls(**{**record, "player": OnePlySettings(**record["player"])})
         except (KeyError, TypeError, AttributeError) as error:
             raise ValueError(f"not a co-evolution configuration: {error}") from None
 
 
-PAPER_AL_KHATEEB = AlKhateebConfig()
+PAPER_AL_KHATEEB = AlKhateebSettings()
 """Al-Khateeb's experiment: 20 networks, 10 parents, 2,000 generations, 20 runs (chapter 14)."""
+
+AlKhateebConfig = AlKhateebSettings  # old name, kept for one release
 
 
 @dataclass(frozen=True)
@@ -416,14 +418,14 @@ class CoevolutionDraws:
     hall_keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def draw_coevolution(rng: np.random.Generator, config: AlKhateebConfig = PAPER_AL_KHATEEB) -> CoevolutionDraws:
+def draw_coevolution(rng: np.random.Generator, config: AlKhateebSettings = PAPER_AL_KHATEEB) -> CoevolutionDraws:
     """Draw one generation's random numbers, always in the same order (chapter 14).
 
     The tie keys, then the step-size normals, then the weight normals, then (with a hall of fame, chapter 21)
     the keys of the past champions.
     """
     check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
-    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
     shape = (config.offspring, EVALUATOR_WEIGHTS)
     step_shape = shape if config.step_sizes == "weight" else (config.offspring, 1)
     ties, steps, weights = rng.random(config.population), rng.standard_normal(step_shape), rng.standard_normal(shape)
@@ -458,7 +460,7 @@ class ReadableRun:
     steps: np.ndarray
 
 
-def coevolve_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
+def coevolve_readable(config: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
     """Run number ``run`` of an experiment, one game at a time (chapter 14).
 
     Steps 1 to 8 of the paper: 20 random networks with step sizes 0.05; each generation a round robin,
@@ -518,7 +520,7 @@ def _settings(value: object, name: str) -> None:
 
 
 def _config(value: object, name: str) -> None:
-    check_instance(value, AlKhateebConfig, name, "an AlKhateebConfig")
+    check_instance(value, AlKhateebSettings, name, "an AlKhateebSettings")
     if not value.is_paper_procedure():
         raise ValueError(f"{name}: coevolve_readable runs the paper's procedure (one offspring per parent, one step "
                          "size per weight, no hall of fame, one ply); for the settings of chapter 21 use "

@@ -3,7 +3,7 @@
 Chapter 14's :func:`~evolving_ttt.al_khateeb.evaluator.coevolve_readable` runs the paper's procedure as the book
 reads it. The robustness study of chapter 21 varies what the paper leaves open or fixes without saying why, and
 :func:`coevolve_general_readable` runs any of those settings of
-:class:`~evolving_ttt.al_khateeb.evaluator.AlKhateebConfig`, one game at a time:
+:class:`~evolving_ttt.al_khateeb.evaluator.AlKhateebSettings`, one game at a time:
 
 * the **depth** of the players' search (``player.depth``; :mod:`evolving_ttt.al_khateeb.search`);
 * the **share that breeds**: ``parents`` survive and each makes ``population / parents - 1`` offspring;
@@ -27,7 +27,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     INITIAL_STEP_SIZE,
     PAPER_AL_KHATEEB,
     PAPER_ONE_PLY,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     ReadableRun,
     coevolution_game,
@@ -57,13 +57,13 @@ def hall_of_fame_points(
     return points
 
 
-def coevolve_general_readable(config: AlKhateebConfig = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
+def coevolve_general_readable(config: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
     """Run number ``run`` of an experiment with any of the study's settings, one game at a time (chapter 21).
 
     The steps of :func:`~evolving_ttt.al_khateeb.evaluator.coevolve_readable`, with the players' search, the
     number of offspring per parent, the step sizes and the hall of fame as ``config`` says.
     """
-    check_instance(config, AlKhateebConfig, "config", "an AlKhateebConfig")
+    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
     seed = check_seed(seed)
     if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or not 0 <= run < config.runs:
         raise ValueError(f"run must be a run number from 0 to {config.runs - 1}; got {run!r}")

@@ -26,7 +26,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     PAPER_AL_KHATEEB,
     VIEWS,
     WINNING_MOVES,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
 )
 from evolving_ttt.al_khateeb.results import progress_curve
@@ -85,7 +85,7 @@ def reading_field(settings: OnePlySettings) -> str:
     return f"players_{settings.view}_{settings.winning_moves}"
 
 
-def reading_config(config: AlKhateebConfig, settings: OnePlySettings, generations: int) -> AlKhateebConfig:
+def reading_config(config: AlKhateebSettings, settings: OnePlySettings, generations: int) -> AlKhateebSettings:
     """The experiment ``config`` under the reading ``settings``, ``generations`` long."""
     return dataclasses.replace(config, generations=generations, player=settings)
 
@@ -95,7 +95,7 @@ class SavedResults:
     """What :func:`load_al_khateeb_results` reads: the paper run's settings and seed, the checkpoints, each
     yardstick's curve by name, the readings' length and each other reading's final players."""
 
-    config: AlKhateebConfig
+    config: AlKhateebSettings
     seed: int
     checkpoints: np.ndarray
     curves: dict[str, np.ndarray]
@@ -103,7 +103,7 @@ class SavedResults:
     readings: dict[OnePlySettings, np.ndarray]
 
 
-def write_al_khateeb_results(path: str | Path = RESULTS_FILE, config: AlKhateebConfig = PAPER_AL_KHATEEB,
+def write_al_khateeb_results(path: str | Path = RESULTS_FILE, config: AlKhateebSettings = PAPER_AL_KHATEEB,
                              seed: int = 1, reading_generations: int = READING_GENERATIONS,
                              workers: int | None = None, progress: bool = True, **provenance: Any) -> Path:  # fmt: skip
     """Run and measure everything :data:`RESULTS_FORMAT` holds and write it to ``path`` (about two minutes on
@@ -140,7 +140,7 @@ def load_al_khateeb_results(path: str | Path = RESULTS_FILE) -> SavedResults:
     if fields.text("format") != RESULTS_FORMAT:
         raise fields.fail("format", f"must be {RESULTS_FORMAT!r}")
     fields.integer("version", 1, 1)
-    config = fields.settings("config", AlKhateebConfig)
+    config = fields.settings("config", AlKhateebSettings)
     seed = fields.integer("seed", 0)
     checkpoints = fields.array("checkpoints", "i", (None,), 1, config.generations)
     if not np.array_equal(checkpoints, progress_checkpoints(config.generations)):

@@ -31,7 +31,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     PAPER_ONE_PLY,
     VIEWS,
     WINNING_MOVES,
-    AlKhateebConfig,
+    AlKhateebSettings,
     OnePlySettings,
     move_values,
     one_ply_move,
@@ -49,9 +49,9 @@ name = "al-khateeb"
 command = "al-khateeb"
 title = "Al-Khateeb (2012)"
 description = "Al-Khateeb (2012): co-evolve 9-5-3-1 evaluators (20 runs x 2,000 generations) and save TTT"
-Settings = AlKhateebConfig
+Settings = AlKhateebSettings
 PAPER_SETTINGS = PAPER_AL_KHATEEB
-SMALL_SETTINGS = AlKhateebConfig(runs=3, generations=3)
+SMALL_SETTINGS = AlKhateebSettings(runs=3, generations=3)
 """Three runs of three generations, for the conformance check (:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
@@ -64,12 +64,12 @@ class Evaluator:
     settings: OnePlySettings = PAPER_ONE_PLY
 
 
-def task_count(settings: AlKhateebConfig) -> int:
+def task_count(settings: AlKhateebSettings) -> int:
     """One task per run."""
     return settings.runs
 
 
-def run_tasks(settings: AlKhateebConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+def run_tasks(settings: AlKhateebSettings, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
     """Runs ``tasks`` in lockstep; one :class:`CoevolutionRun` per run, in the order of ``tasks``."""
     order = sorted(int(t) for t in tasks)
     record = coevolve(settings, seed, progress, order)
@@ -83,7 +83,7 @@ GAME_DEFINITION = (
 """What :func:`games_played` counts as a game for Al-Khateeb (2012)."""
 
 
-def games_played(settings: AlKhateebConfig, task: int = 0) -> int:
+def games_played(settings: AlKhateebSettings, task: int = 0) -> int:
     """Games one task of ``settings`` (one run, any ``task``) plays while it learns, as the readable algorithm
     (:func:`~evolving_ttt.al_khateeb.robust.coevolve_general_readable`) plays them.
 
@@ -100,7 +100,7 @@ def games_played(settings: AlKhateebConfig, task: int = 0) -> int:
     and plays, after the first generation, only the games with a new offspring (290 of 380 in the paper).
     A game is :data:`GAME_DEFINITION`.
     """
-    check_instance(settings, AlKhateebConfig, "settings", "an AlKhateebConfig")
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
     _check_task(settings, task)
     n, g, h = settings.population, settings.generations, settings.hall_of_fame
     return g * n * (n - 1) + (g - 1) * 2 * n * h
@@ -120,7 +120,7 @@ def run_of(record: CoevolutionRun, row: int) -> CoevolutionRun:
     )  # fmt: skip
 
 
-def merge(settings: AlKhateebConfig, seed: int, results: Sequence[CoevolutionRun]) -> CoevolutionRun:
+def merge(settings: AlKhateebSettings, seed: int, results: Sequence[CoevolutionRun]) -> CoevolutionRun:
     """The runs stacked in order into one record."""
     return merge_coevolution_runs(list(results))
 
@@ -157,7 +157,7 @@ def _champion_yardsticks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return {"perfect": (perfect_policy(X), perfect_policy(O)), "rule": (rule_base_policy(X), rule_base_policy(O))}
 
 
-def task_measures(settings: AlKhateebConfig, result: CoevolutionRun) -> dict[str, float]:
+def task_measures(settings: AlKhateebSettings, result: CoevolutionRun) -> dict[str, float]:
     """The run's own numbers (chapters 14 and 21).
 
     ``best_total_last`` and ``mean_step_last``: the round-robin total of the network ranked first and the
@@ -262,9 +262,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a winning move is judged by the network (default) or taken by the rules")  # fmt: skip
 
 
-def settings_from_arguments(args: argparse.Namespace) -> AlKhateebConfig:
-    return AlKhateebConfig(generations=args.generations, runs=args.runs,
-                           player=OnePlySettings(view=args.view, winning_moves=args.winning_moves))  # fmt: skip
+def settings_from_arguments(args: argparse.Namespace) -> AlKhateebSettings:
+    return AlKhateebSettings(generations=args.generations, runs=args.runs,
+                             player=OnePlySettings(view=args.view, winning_moves=args.winning_moves))  # fmt: skip
 
 
 def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]]:
@@ -275,12 +275,12 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]
     return outputs
 
 
-def estimated_memory(settings: AlKhateebConfig, workers: int) -> int:
+def estimated_memory(settings: AlKhateebSettings, workers: int) -> int:
     """:func:`~evolving_ttt.al_khateeb.engine.estimated_memory`: runs, population, generations and workers."""
     return _estimated_memory(settings, workers)
 
 
-def describe(settings: AlKhateebConfig) -> str:
+def describe(settings: AlKhateebSettings) -> str:
     return (f"{counted(settings.runs, 'run')} x {counted(settings.generations, 'generation')}, "
             f"{counted(settings.population, 'network')}")  # fmt: skip
 

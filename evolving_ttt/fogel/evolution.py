@@ -1,6 +1,6 @@
 """Fogel (1993): the whole experiment, its record and its files (chapters 6 and 7).
 
-:class:`ExperimentConfig` holds the paper's settings; :func:`evolve` runs all trials together (over
+:class:`FogelSettings` holds the paper's settings; :func:`evolve` runs all trials together (over
 several processes if asked); :func:`save_run`, :func:`load_run` and :func:`run_experiment` store a
 run and share it between the chapters of one build.
 """
@@ -45,7 +45,7 @@ from evolving_ttt.seeds import MAX_SEED, check_seed, trial_generators
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class FogelSettings:
     """Everything that defines one experiment; the defaults are Fogel (1993) (chapter 6).
 
     Attributes
@@ -88,9 +88,9 @@ class ExperimentConfig:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: dict) -> ExperimentConfig:
+    def from_dict(cls, data: dict) -> FogelSettings:
         """Inverse of :meth:`as_dict`; ``ValueError`` saying what is wrong if ``data`` is not such a description."""
-        check_instance(data, dict, "data", "a dict written by ExperimentConfig.as_dict")
+        check_instance(data, dict, "data", "a dict written by FogelSettings.as_dict")
         try:
             return cls(
                 parents=data["parents"], generations=data["generations"], trials=data["trials"],
@@ -103,8 +103,10 @@ class ExperimentConfig:
             raise ValueError(f"not an experiment configuration: {error}") from None
 
 
-PAPER_EXPERIMENT = ExperimentConfig()
+PAPER_EXPERIMENT = FogelSettings()
 """Fogel's experiment: 50 parents, 800 generations, 20 trials, the paper's rules (chapter 6)."""
+
+ExperimentConfig = FogelSettings  # old name, kept for one release
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class EvolutionRun:
         With ``record_best``: each generation's network with the best sampled score.
     """
 
-    config: ExperimentConfig
+    config: FogelSettings
     seed: int
     trial_numbers: tuple[int, ...]
     best_score: np.ndarray
@@ -186,7 +188,7 @@ def keep_freed_memory() -> bool:
 
 
 def evolve(
-    config: ExperimentConfig = PAPER_EXPERIMENT,
+    config: FogelSettings = PAPER_EXPERIMENT,
     seed: int = 1,
     progress: bool | str = False,
     trials: Sequence[int] | None = None,
@@ -221,7 +223,7 @@ def evolve(
         ``"tcp://10.0.0.5:8786"`` uses a running one (see :class:`evolving_ttt.parallel.TaskRunner`). The
         result is the same bits.
     """
-    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
+    check_instance(config, FogelSettings, "config", "a FogelSettings")
     keep_freed_memory()
     all_rngs = trial_generators(seed, config.trials)
     chosen_trials = list(range(config.trials)) if trials is None else check_numbers(trials, "trials")
@@ -273,7 +275,7 @@ def evolve(
     )
 
 
-def _evolve_share(config: ExperimentConfig, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
+def _evolve_share(config: FogelSettings, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
     """One worker's share of :func:`evolve`: these trials, in this process."""
     return evolve(config, seed, progress, trials, 1, record_best)
 
@@ -282,7 +284,7 @@ RECORDED_NETWORK_BYTES = 8 * (N_WEIGHTS_PADDED + 1)
 """Bytes of one padded network kept in a run's record (199 weights and biases, and its hidden count)."""
 
 
-def estimated_memory(config: ExperimentConfig, workers: int = 1, record_best: bool = False) -> int:
+def estimated_memory(config: FogelSettings, workers: int = 1, record_best: bool = False) -> int:
     """A generous estimate of the peak memory, in bytes, that :func:`evolve` needs for ``config`` (chapter 6).
 
     Fitted to measured peaks on the project machine (Python 3.11, numpy 2.4): about 60 MB of interpreter
@@ -295,7 +297,7 @@ def estimated_memory(config: ExperimentConfig, workers: int = 1, record_best: bo
     whose estimate exceeds most of the machine's memory instead of failing with a ``MemoryError`` part way.
     The estimate is capped at :data:`MEMORY_ESTIMATE_CAP`.
     """
-    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
+    check_instance(config, FogelSettings, "config", "a FogelSettings")
     processes = max(1, min(check_count(workers, "workers"), config.trials))
     trials_per_process = -(-config.trials // processes)
     parents = config.parents
@@ -339,7 +341,7 @@ def _read_run(fields: Fields) -> EvolutionRun:
     check_record_format(fields, RUN_FORMAT, RUN_VERSION, hint)
     if not fields.has("trial_numbers") and hint:
         raise fields.fail("trial_numbers", f"is missing: this is not a {RUN_KIND}{hint}")
-    config = fields.settings("config", ExperimentConfig)
+    config = fields.settings("config", FogelSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
     trials = fields.array("trial_numbers", "i", (None,), 0, config.trials - 1)
     if trials.size == 0 or len(set(trials.tolist())) != trials.size:
@@ -369,7 +371,7 @@ def save_run(run: EvolutionRun, path: str | Path) -> None:
         of the wrong shape, a score outside the payoffs' range...): nothing is written then.
     """
     check_instance(run, EvolutionRun, "run", "an EvolutionRun")
-    check_instance(run.config, ExperimentConfig, "run.config", "an ExperimentConfig")
+    check_instance(run.config, FogelSettings, "run.config", "a FogelSettings")
     path = check_path(path)
     values = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": json.dumps(run.config.as_dict()),
               "seed": run.seed, "trial_numbers": run.trial_numbers, "best_score": run.best_score,
@@ -392,7 +394,7 @@ def load_run(path: str | Path) -> EvolutionRun:
     """Read a run written by :func:`save_run`, checking every array (chapter 6).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text ``"fogel-run"``),
-    ``version`` (1), ``config`` (the JSON text of :meth:`ExperimentConfig.as_dict`), ``seed`` (a whole number
+    ``version`` (1), ``config`` (the JSON text of :meth:`FogelSettings.as_dict`), ``seed`` (a whole number
     from 0 to 2**63 - 1), ``trial_numbers`` (T distinct trial numbers of the configuration), ``best_score``,
     ``mean_score`` (T x generations, within 32 times the lowest and highest payoff), ``mean_hidden``
     (T x generations, from 1 to 10), ``final_points`` (T x parents whole numbers from 0 to the comparisons),
@@ -414,7 +416,7 @@ def load_run(path: str | Path) -> EvolutionRun:
 
 
 def run_experiment(
-    config: ExperimentConfig = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
+    config: FogelSettings = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
 ) -> EvolutionRun:
     """A full experiment as the chapters run it: all cores, every generation's best network kept (chapter 6).
 
@@ -427,7 +429,7 @@ def run_experiment(
     """
     import os
 
-    check_instance(config, ExperimentConfig, "config", "an ExperimentConfig")
+    check_instance(config, FogelSettings, "config", "a FogelSettings")
     seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check_count(workers, "workers")

@@ -325,7 +325,7 @@ NETWORK_PROVENANCE = {
 }  # fmt: skip
 """The provenance fields of a network file that :func:`load_network` checks when present
 (:meth:`~evolving_ttt.reading.Fields.provenance`): those of a champion (chapter 7) and of a sweep's task. The
-experiment's settings are checked to be an object only (``ExperimentConfig.from_dict`` reads them): the settings
+experiment's settings are checked to be an object only (``FogelSettings.from_dict`` reads them): the settings
 live in :mod:`evolving_ttt.fogel.evolution`, which builds on this module."""
 
 

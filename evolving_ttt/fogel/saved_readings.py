@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from evolving_ttt.drawing import tree_counts
-from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, EvolutionRun, ExperimentConfig, evolve, run_experiment
+from evolving_ttt.fogel.evolution import PAPER_EXPERIMENT, EvolutionRun, FogelSettings, evolve, run_experiment
 from evolving_ttt.fogel.exact import exact_scores
 from evolving_ttt.fogel.mutation import MutationSettings
 from evolving_ttt.fogel.network import network_player
@@ -54,7 +54,7 @@ MEASURES = ("best_score", "plotted_paper", "final_mean_paper", "final_var_paper"
 """The measured arrays of the file, each stacked over the readings."""
 
 
-def fogel_readings(baseline: ExperimentConfig = PAPER_EXPERIMENT) -> dict[str, ExperimentConfig]:
+def fogel_readings(baseline: FogelSettings = PAPER_EXPERIMENT) -> dict[str, FogelSettings]:
     """The paper's experiment and the four other readings of chapter 13, each changing one setting, by name."""
     return {
         "paper (baseline)": baseline,
@@ -82,7 +82,7 @@ def reading_measures(run: EvolutionRun) -> dict[str, np.ndarray]:
 
 
 def write_fogel_readings(path: str | Path = READINGS_FILE, seed: int = 1,
-                         readings: dict[str, ExperimentConfig] | None = None, workers: int | None = None,
+                         readings: dict[str, FogelSettings] | None = None, workers: int | None = None,
                          progress: bool = True, **provenance: Any) -> Path:  # fmt: skip
     """Run every reading (default :func:`fogel_readings`) with ``seed``, measure it and write ``path``
     (:data:`READINGS_FORMAT`); ``provenance`` adds free members (a command, a date)."""
@@ -109,7 +109,7 @@ class SavedReadings:
     a dict from reading name to its array (trials first)."""
 
     seed: int
-    configs: dict[str, ExperimentConfig]
+    configs: dict[str, FogelSettings]
     measures: dict[str, dict[str, np.ndarray]]
 
     def __getitem__(self, measure: str) -> dict[str, np.ndarray]:
@@ -117,7 +117,7 @@ class SavedReadings:
 
 
 def load_fogel_readings(path: str | Path = READINGS_FILE,
-                        readings: dict[str, ExperimentConfig] | None = None) -> SavedReadings:  # fmt: skip
+                        readings: dict[str, FogelSettings] | None = None) -> SavedReadings:  # fmt: skip
     """The file at ``path`` (:data:`READINGS_FORMAT`), every member checked; its readings must be ``readings``
     (default :func:`fogel_readings`), in that order.
 
@@ -133,7 +133,7 @@ def load_fogel_readings(path: str | Path = READINGS_FILE,
     fields.integer("version", 1, 1)
     seed = fields.integer("seed", 0)
     for k, config in enumerate(readings.values()):
-        if fields.settings(f"config_{k}", ExperimentConfig) != config:
+        if fields.settings(f"config_{k}", FogelSettings) != config:
             raise fields.fail(f"config_{k}", f"must be the settings of the reading {list(readings)[k]!r}")
     if fields.has(f"config_{len(readings)}"):
         raise fields.fail(f"config_{len(readings)}", f"is one reading too many; the file holds {len(readings)}")

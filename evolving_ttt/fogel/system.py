@@ -18,7 +18,7 @@ from evolving_ttt.arguments import counted, whole_number
 from evolving_ttt.fogel.evolution import (
     PAPER_EXPERIMENT,
     EvolutionRun,
-    ExperimentConfig,
+    FogelSettings,
     champion_provenance,
     evolve,
     load_run,
@@ -50,18 +50,18 @@ command = "fogel"
 command_aliases = ("evolve",)  # the command's first name, which chapters and scripts may still use
 title = "Fogel (1993)"
 description = "Fogel (1993): evolve 9-H-9 networks against the rule base; save every curve and final network"
-Settings = ExperimentConfig
+Settings = FogelSettings
 PAPER_SETTINGS = PAPER_EXPERIMENT
-SMALL_SETTINGS = ExperimentConfig(parents=6, generations=4, trials=3)
+SMALL_SETTINGS = FogelSettings(parents=6, generations=4, trials=3)
 """Three short trials, for the conformance check (:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
-def task_count(settings: ExperimentConfig) -> int:
+def task_count(settings: FogelSettings) -> int:
     """One task per trial."""
     return settings.trials
 
 
-def run_tasks(settings: ExperimentConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+def run_tasks(settings: FogelSettings, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
     """Trials ``tasks`` in lockstep; one :class:`EvolutionRun` per trial, in the order of ``tasks``."""
     order = sorted(int(t) for t in tasks)
     run = evolve(settings, seed, progress, order)
@@ -76,7 +76,7 @@ GAME_DEFINITION = (
 """What :func:`games_played` counts as a game for Fogel (1993)."""
 
 
-def games_played(settings: ExperimentConfig, task: int = 0) -> int:
+def games_played(settings: FogelSettings, task: int = 0) -> int:
     """Games one task of ``settings`` (one trial, any ``task``) plays while it learns: generations x 2P x 32.
 
     Every generation each of the ``2 x parents`` networks (the parents and their offspring) plays the 32 games
@@ -87,7 +87,7 @@ def games_played(settings: ExperimentConfig, task: int = 0) -> int:
     or its score. A trial stops after the last generation's selection; nothing measures its champion. The paper's
     settings: 800 x 100 x 32 = 2,560,000 games per trial. A game is :data:`GAME_DEFINITION`.
     """
-    check_instance(settings, ExperimentConfig, "settings", "an ExperimentConfig")
+    check_instance(settings, FogelSettings, "settings", "a FogelSettings")
     _check_task(settings, task)
     return settings.generations * 2 * settings.parents * GAMES_PER_EVALUATION
 
@@ -107,7 +107,7 @@ def trial_of(run: EvolutionRun, row: int) -> EvolutionRun:
     )  # fmt: skip
 
 
-def merge(settings: ExperimentConfig, seed: int, results: Sequence[EvolutionRun]) -> EvolutionRun:
+def merge(settings: FogelSettings, seed: int, results: Sequence[EvolutionRun]) -> EvolutionRun:
     """The trials' runs stacked in order into one record."""
     return merge_runs(list(results))
 
@@ -126,7 +126,7 @@ def record_curves(record: EvolutionRun) -> dict[str, tuple[np.ndarray, np.ndarra
     return {"best score of the generation (32 sampled games)": (generations, record.best_score)}
 
 
-def task_measures(settings: ExperimentConfig, result: EvolutionRun) -> dict[str, float]:
+def task_measures(settings: FogelSettings, result: EvolutionRun) -> dict[str, float]:
     """The trial's best and mean sampled score in its last generation, and its final parents' mean hidden nodes."""
     return {"best_score_last": float(result.best_score[0, -1]), "mean_score_last": float(result.mean_score[0, -1]),
             "mean_hidden_last": float(result.mean_hidden[0, -1])}  # fmt: skip
@@ -229,7 +229,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--champion", help="also save the best network of trial 0 to this JSON file")
 
 
-def settings_from_arguments(args: argparse.Namespace) -> ExperimentConfig:
+def settings_from_arguments(args: argparse.Namespace) -> FogelSettings:
     """The experiment the options ask for; a population too small for the selection's comparisons names
     ``--parents`` (the comparisons are not an option)."""
     comparisons = SelectionSettings().comparisons
@@ -238,7 +238,7 @@ def settings_from_arguments(args: argparse.Namespace) -> ExperimentConfig:
             f"--parents {args.parents}: each of the 2 x {args.parents} networks of a generation is compared with "
             f"{comparisons} others, so --parents must be at least {(comparisons + 2) // 2}"
         )
-    return ExperimentConfig(
+    return FogelSettings(
         parents=args.parents, generations=args.generations, trials=args.trials,
         rules=OpponentRules(rule_d_lines=args.rule_d, first_reply=args.first_reply),
         mutation=MutationSettings(spread_is=args.spread_is),
@@ -254,12 +254,12 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]
     return outputs
 
 
-def estimated_memory(settings: ExperimentConfig, workers: int) -> int:
+def estimated_memory(settings: FogelSettings, workers: int) -> int:
     """:func:`~evolving_ttt.fogel.evolution.estimated_memory`: population, trials, generations and workers."""
     return _estimated_memory(settings, workers)
 
 
-def describe(settings: ExperimentConfig) -> str:
+def describe(settings: FogelSettings) -> str:
     return (f"{counted(settings.trials, 'trial')} x {counted(settings.generations, 'generation')}, "
             f"{counted(settings.parents, 'parent')}")  # fmt: skip
 

@@ -1,6 +1,6 @@
 """Ling and Lam (2011), Sections 5 and 6: both networks trained for many seeds, their files, their games (chapter 17).
 
-* :class:`LingLamConfig` holds an experiment's settings (the paper's by default); :func:`train` runs one
+* :class:`LingLamSettings` holds an experiment's settings (the paper's by default); :func:`train` runs one
   method (``"nndtf"`` with the improved GA, ``"baseline"`` with the traditional GA) for many seeds in
   lockstep, over several processes if asked; :func:`run_training` shares a run between the chapters of
   one build (the ``TTT_RUN_CACHE`` folder, as for Fogel's runs).
@@ -81,7 +81,7 @@ LAYOUTS = {"nndtf": NNDTF_LAYOUT, "baseline": BASELINE_LAYOUT}
 
 
 @dataclass(frozen=True)
-class LingLamConfig:
+class LingLamSettings:
     """An experiment's settings; the defaults are the paper's, with our choices where it is silent (chapter 16).
 
     Attributes
@@ -159,7 +159,7 @@ class LingLamConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, record: dict) -> LingLamConfig:
+    def from_dict(cls, record: dict) -> LingLamSettings:
         """The inverse of :meth:`as_dict`. Every setting must be given, except ``methods`` (files written before
         it existed lack it: the default), ``hidden`` and ``traditional.form`` (chapter 22's settings; files
         written before them lack them); unknown settings are an error."""
@@ -188,7 +188,9 @@ def _settings_fields(record: object, settings_type: type, name: str, optional: t
     return dict(record)
 
 
-PAPER_LING_LAM = LingLamConfig()
+PAPER_LING_LAM = LingLamSettings()
+
+LingLamConfig = LingLamSettings  # old name, kept for one release
 
 
 @cache
@@ -235,7 +237,7 @@ class TrainingRun:
     """
 
     method: str
-    config: LingLamConfig
+    config: LingLamSettings
     seed: int
     best_fitness: np.ndarray
     champions: np.ndarray
@@ -264,13 +266,13 @@ def _check_run_call(method: object, config: object, seed: object, progress: obje
     """Raise ``ValueError`` naming the argument of :func:`train` or :func:`run_training` that is wrong."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r:.60}")
-    check_instance(config, LingLamConfig, "config", "a LingLamConfig")
+    check_instance(config, LingLamSettings, "config", "a LingLamSettings")
     check_count(seed, "seed", 0)
     if not isinstance(progress, (bool, str)):
         raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
 
 
-def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int], progress,
+def _train_share(method: str, config: LingLamSettings, seed: int, runs: list[int], progress,
                  engine: str = "auto") -> GARun:  # fmt: skip
     """One worker's share of :func:`train`: these runs of ``method`` in this process, on ``engine``
     (:data:`~evolving_ttt.ling_lam.engine.ENGINES`)."""
@@ -281,7 +283,7 @@ def _train_share(method: str, config: LingLamConfig, seed: int, runs: list[int],
     return run(evaluate, gene_count(kind, config.hidden), rngs, config.settings(method), progress, engine)
 
 
-def train(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
+def train(method: str, config: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
           workers: int = 1, scheduler: object = None, engine: str = "auto") -> TrainingRun:  # fmt: skip
     """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
@@ -320,7 +322,7 @@ def _check_runs(runs: object, labels: str) -> None:
         check_instance(run, TrainingRun, f"runs[{label!r}]", "a TrainingRun (train returns one)")
 
 
-def _training_run(fields: Fields, name: Callable[[str], str], method: str, config: LingLamConfig,
+def _training_run(fields: Fields, name: Callable[[str], str], method: str, config: LingLamSettings,
                   curve_step: int) -> TrainingRun:  # fmt: skip
     """A run's fields, checked against its settings: the loaders' rules (and so the savers')."""
     if config.iterations % curve_step:
@@ -359,7 +361,7 @@ def _training_runs(path: Path, data: dict[str, np.ndarray]) -> dict[str, Trainin
         raise fields.fail(unknown[0], f"belongs to no method listed in 'methods' ({methods})")
     runs = {}
     for method in methods:
-        config = fields.settings(f"{method}/config", LingLamConfig)
+        config = fields.settings(f"{method}/config", LingLamSettings)
         curve_step = fields.integer(f"{method}/curve_step", 1)
         runs[method] = _training_run(fields, lambda n, m=method: f"{m}/{n}", method, config, curve_step)
     return runs
@@ -409,7 +411,7 @@ def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
     return _training_runs(path, read_npz(path, TRAINING_RUNS_KIND))
 
 
-def run_training(method: str, config: LingLamConfig = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
+def run_training(method: str, config: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
                  workers: int | None = None) -> TrainingRun:  # fmt: skip
     """:func:`train` on all cores, shared between the chapters of one build (chapter 17).
 
@@ -504,7 +506,7 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
         if unknown:
             raise fields.fail(unknown[0], "is not a field of a run")
         method = fields.text("method", tuple(METHODS))
-        config = fields.config("experiment", LingLamConfig)
+        config = fields.config("experiment", LingLamSettings)
         runs[label] = _training_run(fields, lambda n: n, method, config, curve_step)
     top.provenance(texts=("command", "description"))
     top.optional(top.texts, "commands")
@@ -608,10 +610,10 @@ def load_trained_network(path: str | Path) -> tuple[TrainedNetwork, dict]:
     if fields.has("fitness"):
         fields.number("fitness", 0.0, 1.0)
     fields.optional(fields.integer, "iterations", 1)
-    fields.provenance(counts=("run", *SWEEP_PROVENANCE), texts=("description",), settings={"settings": LingLamConfig})
+    fields.provenance(counts=("run", *SWEEP_PROVENANCE), texts=("description",), settings={"settings": LingLamSettings})
     provenance = {k: v for k, v in record.items() if k not in NETWORK_FIELDS}
     if fields.has("experiment"):  # every setting, those a file written before they existed lacks at their default
-        provenance["experiment"] = json.loads(json.dumps(fields.config("experiment", LingLamConfig).as_dict()))
+        provenance["experiment"] = json.loads(json.dumps(fields.config("experiment", LingLamSettings).as_dict()))
     return TrainedNetwork(kind, genes, order), provenance
 
 
@@ -676,13 +678,13 @@ def two_by_two_positions() -> np.ndarray:
     return tables.boards[keep]
 
 
-def estimated_memory(config: LingLamConfig, methods: int = 2) -> int:
+def estimated_memory(config: LingLamSettings, methods: int = 2) -> int:
     """A generous estimate of the peak memory, in bytes, of training ``methods`` methods for ``config`` (chapter 17).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables, and per seed 2.7 MB
     for its populations and positions and 100 bytes per iteration for its curves, for each method held at the
     end. The command line refuses runs whose estimate exceeds most of the machine's memory.
     """
-    check_instance(config, LingLamConfig, "config", "a LingLamConfig")
+    check_instance(config, LingLamSettings, "config", "a LingLamSettings")
     check_count(methods, "methods")
     return int(60e6 + methods * config.seeds * (2.7e6 + 100 * config.iterations))

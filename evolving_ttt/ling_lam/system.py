@@ -24,7 +24,7 @@ from evolving_ttt.ling_lam.experiment import (
     METHODS,
     PAPER_LING_LAM,
     SUMMARY_CURVE_STEP,
-    LingLamConfig,
+    LingLamSettings,
     TrainedNetwork,
     TrainingRun,
     _train_share,
@@ -54,9 +54,9 @@ name = "ling-lam"
 command = "ling-lam"
 title = "Ling and Lam (2011)"
 description = "Ling and Lam (2011): train the NNDTF and the baseline network for many seeds"
-Settings = LingLamConfig
+Settings = LingLamSettings
 PAPER_SETTINGS = PAPER_LING_LAM
-SMALL_SETTINGS = LingLamConfig(seeds=2, iterations=20)
+SMALL_SETTINGS = LingLamSettings(seeds=2, iterations=20)
 """Two runs of 20 iterations per method, for the conformance check
 (:func:`evolving_ttt.conformance.check_conformance`)."""
 
@@ -74,17 +74,17 @@ class LingLamTask:
     evaluations: int
 
 
-def task_count(settings: LingLamConfig) -> int:
+def task_count(settings: LingLamSettings) -> int:
     """``seeds`` runs of each method."""
     return settings.seeds * len(settings.methods)
 
 
-def task_of(settings: LingLamConfig, task: int) -> tuple[str, int]:
+def task_of(settings: LingLamSettings, task: int) -> tuple[str, int]:
     """Task ``task`` as ``(method, run)``."""
     return settings.methods[task % len(settings.methods)], task // len(settings.methods)
 
 
-def run_tasks(settings: LingLamConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+def run_tasks(settings: LingLamSettings, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
     """The tasks' runs, each method's in lockstep; one :class:`LingLamTask` per task, in the order of ``tasks``."""
     found = {}
     for method in settings.methods:
@@ -108,7 +108,7 @@ GAME_DEFINITION = (
 """What :func:`games_played` counts for Ling and Lam (2011): positions looked at, since there are no games."""
 
 
-def fitness_evaluations(settings: LingLamConfig, task: int = 0) -> int:
+def fitness_evaluations(settings: LingLamSettings, task: int = 0) -> int:
     """Fitness evaluations (equation (31), one network on all ``training_count`` positions) of one task of
     ``settings``: run ``task // M`` of method ``methods[task % M]``, counted in the readable GA's terms
     (:mod:`evolving_ttt.ling_lam.ga`).
@@ -121,7 +121,7 @@ def fitness_evaluations(settings: LingLamConfig, task: int = 0) -> int:
     (``population + population x iterations`` generational): 350,010 for the NNDTF and 100,010 for the baseline
     with the paper's settings. The crossed methods count by their GA. (The task's ``evaluations``.)
     """
-    check_instance(settings, LingLamConfig, "settings", "a LingLamConfig")
+    check_instance(settings, LingLamSettings, "settings", "a LingLamSettings")
     if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or not 0 <= task < task_count(settings):
         raise ValueError(f"task must be a task number from 0 to {task_count(settings) - 1}; got {task!r}")
     method, _ = task_of(settings, int(task))
@@ -131,7 +131,7 @@ def fitness_evaluations(settings: LingLamConfig, task: int = 0) -> int:
     return generational_evaluations(ga)
 
 
-def positions_looked_at(settings: LingLamConfig, task: int = 0) -> int:
+def positions_looked_at(settings: LingLamSettings, task: int = 0) -> int:
     """Training positions one task of ``settings`` looks at while it learns: its :func:`fitness_evaluations` x
     ``training_count`` (each evaluation runs the network on every training position and scores its move).
 
@@ -144,7 +144,7 @@ def positions_looked_at(settings: LingLamConfig, task: int = 0) -> int:
     return fitness_evaluations(settings, task) * settings.training_count
 
 
-def games_played(settings: LingLamConfig, task: int = 0) -> int:
+def games_played(settings: LingLamSettings, task: int = 0) -> int:
     """NOT games: the training positions one task of ``settings`` looks at, :func:`positions_looked_at`.
 
     Ling and Lam's system plays no game of tic-tac-toe while it learns (:data:`GAME_DEFINITION`): a GA fits a
@@ -157,7 +157,7 @@ def games_played(settings: LingLamConfig, task: int = 0) -> int:
     return positions_looked_at(settings, task)
 
 
-def merge(settings: LingLamConfig, seed: int, results: Sequence[LingLamTask]) -> dict[str, TrainingRun]:
+def merge(settings: LingLamSettings, seed: int, results: Sequence[LingLamTask]) -> dict[str, TrainingRun]:
     """Each method's runs, in run order, as a :class:`TrainingRun`."""
     record = {}
     for method in settings.methods:
@@ -188,7 +188,7 @@ def record_players(record: dict[str, TrainingRun]) -> list[TrainedNetwork]:
     return [record[method].network(run) for run in range(runs) for method in methods]
 
 
-def task_measures(settings: LingLamConfig, result: LingLamTask) -> dict[str, float | str]:
+def task_measures(settings: LingLamSettings, result: LingLamTask) -> dict[str, float | str]:
     """The method, the fitness (31) of the trained network on its training positions, the same on all 2,201
     positions with X to move (``fitness_all``) and on the paper-setting positions (``fitness_paper_positions``,
     100 from random games), and the run's fitness evaluations (chapters 17 and 22)."""
@@ -291,16 +291,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(ling_lam_<method>.json) into this folder, as in book/data")  # fmt: skip
 
 
-def settings_from_arguments(args: argparse.Namespace) -> LingLamConfig:
+def settings_from_arguments(args: argparse.Namespace) -> LingLamSettings:
     """The training the options ask for; ``--iterations 0`` is refused, as every command refuses a run of nothing."""
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
         raise ValueError(f"--methods must list distinct methods from {', '.join(METHODS)}; got {args.methods!r}")
     if args.iterations < 1:
         raise ValueError(f"--iterations must be a whole number >= 1; got {args.iterations} (that would train nothing)")
-    settings = LingLamConfig(seeds=args.seeds, iterations=args.iterations, order=args.order,
-                             replacement=args.replacement, training_source=args.training_source,
-                             methods=tuple(methods))  # fmt: skip
+    settings = LingLamSettings(seeds=args.seeds, iterations=args.iterations, order=args.order,
+                               replacement=args.replacement, training_source=args.training_source,
+                               methods=tuple(methods))  # fmt: skip
     if args.data_dir:
         if not Path(args.data_dir).is_dir():
             what = "not a folder" if Path(args.data_dir).exists() else "no such folder"
@@ -324,11 +324,11 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]
     return outputs
 
 
-def estimated_memory(settings: LingLamConfig, workers: int) -> int:
+def estimated_memory(settings: LingLamSettings, workers: int) -> int:
     return _estimated_memory(settings, len(settings.methods))
 
 
-def describe(settings: LingLamConfig) -> str:
+def describe(settings: LingLamSettings) -> str:
     return (f"{', '.join(settings.methods)}; {counted(settings.seeds, 'seed')} x "
             f"{counted(settings.iterations, 'iteration')}")  # fmt: skip
 

@@ -81,11 +81,11 @@ book's reading), or only breaking ties between equal outcome points (the other r
 
 LATER_SETTINGS = ("bonus_role", "crossover_root")
 """Settings added after the first files were written (chapter 23): a file without them states the book's reading,
-so :meth:`MohammadiConfig.from_dict` fills them in with their defaults."""
+so :meth:`MohammadiSettings.from_dict` fills them in with their defaults."""
 
 
 @dataclass(frozen=True)
-class MohammadiConfig:
+class MohammadiSettings:
     """Every setting of a series of co-evolutionary runs (chapter 18).
 
     The paper's values where it gives them (population 128, depth 20, crossover 0.8, reproduction 0.2,
@@ -198,7 +198,7 @@ class MohammadiConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> MohammadiConfig:
+    def from_dict(cls, data: dict) -> MohammadiSettings:
         """The inverse of :meth:`as_dict`; unknown and missing keys are an error (a file states every setting),
         except the :data:`LATER_SETTINGS`, which a file written before them lacks: they take their defaults."""
         if not isinstance(data, dict):
@@ -212,12 +212,14 @@ class MohammadiConfig:
         return cls(**data)
 
 
-PAPER_MOHAMMADI = MohammadiConfig()
+PAPER_MOHAMMADI = MohammadiSettings()
 """The series the chapters run: the paper's settings and the book's choices (chapter 18)."""
+
+MohammadiConfig = MohammadiSettings  # old name, kept for one release
 
 
 def playat_bonus_counts(
-    programs: Sequence[gp.PrimitiveTree], config: MohammadiConfig, counts: np.ndarray | None = None
+    programs: Sequence[gp.PrimitiveTree], config: MohammadiSettings, counts: np.ndarray | None = None
 ) -> np.ndarray:
     """How many times each program earns the PLAY-AT bonus in a double game, by ``config.playat_counted``.
 
@@ -273,7 +275,7 @@ def crossover_anywhere(first: gp.PrimitiveTree, second: gp.PrimitiveTree) -> tup
     return first, second
 
 
-def variation_operators(config: MohammadiConfig):
+def variation_operators(config: MohammadiSettings):
     """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 18).
 
     Returns ``(crossover, mutation)``: ``crossover(a, b) -> [a', b']`` and ``mutation(a) -> [a']``, which
@@ -290,7 +292,7 @@ def variation_operators(config: MohammadiConfig):
     return crossover, mutation
 
 
-def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: MohammadiConfig) -> list:
+def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: MohammadiSettings) -> list:
     """The next population from the parent pool: crossover or reproduction per pair, then mutation (chapter 18).
 
     Parents are taken in pairs in pool order (the pool is already in random order: it follows the
@@ -298,7 +300,7 @@ def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: 
     copied otherwise; then each child is mutated with probability ``config.mutation``. The parents are
     not changed.
     """
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     if isinstance(parents, (str, bytes)) or not isinstance(parents, Sequence):
         raise ValueError(f"parents must be a list of programs; got {type(parents).__name__}")
     for parent in parents:
@@ -423,7 +425,7 @@ def holder_wins(a_points, b_points, a_results, b_results, bonus_role: str = "add
 
 
 def play_double_games(
-    tables: np.ndarray, playats: np.ndarray, a: np.ndarray, b: np.ndarray, config: MohammadiConfig
+    tables: np.ndarray, playats: np.ndarray, a: np.ndarray, b: np.ndarray, config: MohammadiSettings
 ) -> DoubleGames:
     """Double games between programs ``a[k]`` and ``b[k]`` (chapter 18): ``a`` plays X first, then ``b`` does.
 
@@ -442,12 +444,12 @@ def play_double_games(
     return DoubleGames(a_results, b_results, a_points, b_points, config.bonus_role)
 
 
-def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiConfig = PAPER_MOHAMMADI):
+def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiSettings = PAPER_MOHAMMADI):
     """One double game played move by move through :class:`ProgramPlayer` (the readable version, chapter 18).
 
     Returns ``(a_points, b_points, a_results, b_results)`` as :func:`play_double_games` scores them.
     """
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     check_program(a, "a")
     check_program(b, "b")
     players = {"a": ProgramPlayer(a, config.taken), "b": ProgramPlayer(b, config.taken)}
@@ -524,13 +526,13 @@ class Tournament:
         return self.points / np.maximum(self.double_games, 1)
 
 
-def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, config: MohammadiConfig) -> Tournament:
+def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, config: MohammadiSettings) -> Tournament:
     """Run every chain: individual ``i`` meets ``groups[i, 0]``, the winner meets ``groups[i, 1]``, ... (chapter 18).
 
     The chains are independent, so step ``r`` of all of them is one batch of double games.
     """
     _check_tables(tables)
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     if not isinstance(groups, np.ndarray) or groups.ndim != 2 or len(groups) != len(tables):
         raise ValueError(f"groups must be an array (programs, group size) of opponents, one row per table; got "
                          f"{type(groups).__name__} {getattr(groups, 'shape', '')}")  # fmt: skip
@@ -552,7 +554,7 @@ def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, conf
 
 
 def tournament_readable(
-    programs: Sequence[gp.PrimitiveTree], groups: np.ndarray, config: MohammadiConfig = PAPER_MOHAMMADI
+    programs: Sequence[gp.PrimitiveTree], groups: np.ndarray, config: MohammadiSettings = PAPER_MOHAMMADI
 ) -> np.ndarray:
     """The parent pool of :func:`tournament`, one chain at a time with :func:`double_game` (chapter 18)."""
     winners = []

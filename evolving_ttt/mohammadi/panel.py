@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from evolving_ttt.game import EMPTY, SYMBOLS, O, X, is_game_over, play, winner
-from evolving_ttt.mohammadi.coevolution import PAPER_MOHAMMADI, MohammadiConfig
+from evolving_ttt.mohammadi.coevolution import PAPER_MOHAMMADI, MohammadiSettings
 from evolving_ttt.mohammadi.programs import ProgramPlayer, parse_program, playat_count, program_to_text, prune_program
 from evolving_ttt.mohammadi.series import Coevolution
 
@@ -43,7 +43,7 @@ class JudgeSession:
         Per candidate, the person's wins, the program's wins and the draws so far in this run.
     """
 
-    def __init__(self, config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1) -> None:
+    def __init__(self, config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> None:
         self.series = Coevolution(config, seed)
         self.human = O
         self._start_run()
@@ -289,6 +289,6 @@ class JudgePanel:
         )
 
 
-def judge_panel(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1) -> JudgePanel:
+def judge_panel(config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> JudgePanel:
     """Run a first run and return a :class:`JudgePanel` on its candidates (chapter 19)."""
     return JudgePanel(JudgeSession(config, seed))

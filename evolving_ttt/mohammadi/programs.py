@@ -82,7 +82,7 @@ PRIMITIVES = make_primitive_set()
 PROGRAM_HEIGHT_LIMIT = 100
 """The tallest program the book reads, prints or plays: height (depth of the deepest node) at most 100 (chapter 18).
 
-Five times the paper's depth limit of 20 (:class:`~evolving_ttt.mohammadi.coevolution.MohammadiConfig` refuses a
+Five times the paper's depth limit of 20 (:class:`~evolving_ttt.mohammadi.coevolution.MohammadiSettings` refuses a
 ``depth_limit`` above it). :func:`parse_program` refuses a deeper text with a ``ValueError``, and the interpreters
 refuse a deeper tree, so that no program, however deeply nested its file, can exhaust Python's stack.
 """

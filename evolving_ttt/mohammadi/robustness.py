@@ -20,7 +20,7 @@ from deap import gp
 
 from evolving_ttt.game import O, X, check_instance
 from evolving_ttt.mohammadi.coevolution import (
-    MohammadiConfig,
+    MohammadiSettings,
     double_game_points,
     play_double_games,
     playat_bonus_counts,
@@ -118,14 +118,14 @@ class BonusTest:
                 "on_points": float(np.mean(self.point_wins))}  # fmt: skip
 
 
-def bonus_test(program: gp.PrimitiveTree, population: Sequence[str], config: MohammadiConfig) -> BonusTest:
+def bonus_test(program: gp.PrimitiveTree, population: Sequence[str], config: MohammadiSettings) -> BonusTest:
     """Drop ``program`` into ``population`` (program texts) and play a double game against every member.
 
     The program holds the chain (it plays X first); the games and points are those of
     :func:`~evolving_ttt.mohammadi.coevolution.play_double_games` under ``config`` (its bonuses, their size and
     ``bonus_role``) (chapter 23).
     """
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     check_program(program)
     members = programs_from_texts(population)
     if not members:

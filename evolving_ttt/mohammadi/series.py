@@ -21,7 +21,7 @@ from evolving_ttt.game import check_count, check_instance
 from evolving_ttt.mohammadi.bitsets import BitsetTables, check_engine
 from evolving_ttt.mohammadi.coevolution import (
     PAPER_MOHAMMADI,
-    MohammadiConfig,
+    MohammadiSettings,
     TableCache,
     playat_bonus_counts,
     random_programs,
@@ -108,10 +108,10 @@ class RunRecord:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: dict, config: MohammadiConfig = PAPER_MOHAMMADI) -> RunRecord:
+    def from_dict(cls, data: dict, config: MohammadiSettings = PAPER_MOHAMMADI) -> RunRecord:
         """The inverse of :meth:`as_dict` for a run of a series with settings ``config``, every field checked as
         :func:`load_series` checks a file's (``ValueError`` naming the field)."""
-        check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+        check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
         return _run_record(Path("data"), data, 1, config)
 
 
@@ -123,7 +123,7 @@ class SeriesRecord:
     for each name of :data:`GENERATION_STATISTICS`; ``runs`` holds a :class:`RunRecord` per run.
     """
 
-    config: MohammadiConfig
+    config: MohammadiSettings
     seed: int
     statistics: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in GENERATION_STATISTICS})
     runs: list[RunRecord] = field(default_factory=list)
@@ -185,9 +185,9 @@ class Coevolution:
         (the default), or "batched", chapter 18's batched interpreter. The record is the same, bit for bit.
     """
 
-    def __init__(self, config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, engine: str = "bitsets") -> None:
-        if not isinstance(config, MohammadiConfig):
-            raise ValueError(f"config must be a MohammadiConfig; got {type(config).__name__}")
+    def __init__(self, config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, engine: str = "bitsets") -> None:
+        if not isinstance(config, MohammadiSettings):
+            raise ValueError(f"config must be a MohammadiSettings; got {type(config).__name__}")
         self.config = config
         self.seed = check_count(seed, "seed", minimum=0)
         self.engine = check_engine(engine)
@@ -271,7 +271,7 @@ class Coevolution:
 
 
 def evolve_series(
-    config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True, engine: str = "bitsets"
+    config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True, engine: str = "bitsets"
 ):
     """A whole series with the configured judge between runs; returns its :class:`SeriesRecord` (chapter 19).
 
@@ -370,7 +370,7 @@ RUN_FIELDS = ("population", "heights", "fitness", "wins", "round_robin", "candid
               "judge_order")  # fmt: skip
 
 
-def _run_record(path: Path, data: object, run: int, config: MohammadiConfig) -> RunRecord:
+def _run_record(path: Path, data: object, run: int, config: MohammadiSettings) -> RunRecord:
     """Run ``run`` of a series file, every field checked against the settings."""
     fields = Fields(path, data, f"series record, run {run}")
     unknown = sorted(map(str, set(fields.data) - set(RUN_FIELDS)))
@@ -432,7 +432,7 @@ def _series_record(path: Path, record: object) -> SeriesRecord:
     unknown = sorted(map(str, set(record) - {"format", "version", "config", "seed", "statistics", "runs"}))
     if unknown:
         raise fields.fail(unknown[0], "is not a field of a series record")
-    config = fields.config("config", MohammadiConfig)
+    config = fields.config("config", MohammadiSettings)
     seed = fields.integer("seed", 0)
     runs = fields.get("runs")
     if not isinstance(runs, list) or not 1 <= len(runs) <= config.runs:
@@ -449,13 +449,13 @@ def _series_record(path: Path, record: object) -> SeriesRecord:
     return SeriesRecord(config, seed, checked, [_run_record(path, r, k + 1, config) for k, r in enumerate(runs)])
 
 
-def run_series(config: MohammadiConfig = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
+def run_series(config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
     """:func:`evolve_series`, shared within a build through the ``TTT_RUN_CACHE`` folder (chapter 19).
 
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
     """
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     seed = check_count(seed, "seed", minimum=0)
     _check_progress(progress)
     key = {"mohammadi": config.as_dict(), "seed": int(seed)}
@@ -486,9 +486,9 @@ DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "book" / "data" / "moham
 """Where chapter 19's champion is saved (chapter 19)."""
 
 
-def series_games(config: MohammadiConfig) -> int:
+def series_games(config: MohammadiSettings) -> int:
     """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 19)."""
-    check_instance(config, MohammadiConfig, "config", "a MohammadiConfig")
+    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
     return config.runs * config.generations * config.population * config.group_size * 2
 
 
@@ -497,8 +497,8 @@ PROGRAM_FORMAT = "mohammadi-ttt-program"
 
 PROGRAM_PROVENANCE = {
     "counts": ("run", "candidate", *SWEEP_PROVENANCE), "texts": ("chosen_as",),
-    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"config": MohammadiConfig,
-                                                                          "settings": MohammadiConfig},
+    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"config": MohammadiSettings,
+                                                                          "settings": MohammadiSettings},
 }  # fmt: skip
 """The provenance fields of a saved program that :func:`load_program` checks when present
 (:meth:`~evolving_ttt.reading.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task."""
@@ -534,7 +534,7 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
 
     The provenance the book's savers write is checked where present (:data:`PROGRAM_PROVENANCE`): ``taken`` one
     of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``config`` and ``settings`` objects of
-    :class:`MohammadiConfig` settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers,
+    :class:`MohammadiSettings` settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers,
     ``chosen_as`` a text, ``losses_to_perfect`` and ``wins_against_random`` numbers. A player's reading comes from
     them (``taken``, else the config's), so a field of the wrong type is refused, never replaced by a default.
 

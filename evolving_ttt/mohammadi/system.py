@@ -24,7 +24,7 @@ from evolving_ttt.mohammadi.coevolution import (
     JUDGES,
     PAPER_MOHAMMADI,
     PLAYAT_READINGS,
-    MohammadiConfig,
+    MohammadiSettings,
 )
 from evolving_ttt.mohammadi.judge import program_exact_results
 from evolving_ttt.mohammadi.programs import (
@@ -52,20 +52,20 @@ name = "mohammadi"
 command = "mohammadi"
 title = "Mohammadi et al. (2013)"
 description = "Mohammadi et al. (2013): co-evolve programs, a judge between runs"
-Settings = MohammadiConfig
+Settings = MohammadiSettings
 PAPER_SETTINGS = PAPER_MOHAMMADI
-SMALL_SETTINGS = MohammadiConfig(population=16, generations=2, runs=2, seeds_kept=2, best_candidates=4,
-                                 random_candidates=4)  # fmt: skip
+SMALL_SETTINGS = MohammadiSettings(population=16, generations=2, runs=2, seeds_kept=2, best_candidates=4,
+                                   random_candidates=4)  # fmt: skip
 """A series of two short runs of 16 programs, for the conformance check
 (:func:`evolving_ttt.conformance.check_conformance`)."""
 
 
-def task_count(settings: MohammadiConfig) -> int:
+def task_count(settings: MohammadiSettings) -> int:
     """One series per seed."""
     return 1
 
 
-def run_tasks(settings: MohammadiConfig, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
+def run_tasks(settings: MohammadiSettings, seed: int, tasks: Sequence[int], progress: bool | str = False) -> list:
     """The series of ``seed`` (the one task, number 0)."""
     if any(int(t) != 0 for t in tasks):
         raise ValueError(f"a Mohammadi series is one task, number 0; got tasks {list(tasks)}")
@@ -79,7 +79,7 @@ GAME_DEFINITION = (
 """What :func:`games_played` counts as a game for Mohammadi et al. (2013)."""
 
 
-def games_played(settings: MohammadiConfig, task: int = 0) -> int:
+def games_played(settings: MohammadiSettings, task: int = 0) -> int:
     """Games the one task of ``settings`` (the whole series, task 0) plays while it learns:
     runs x generations x population x group_size x 2.
 
@@ -99,13 +99,13 @@ def games_played(settings: MohammadiConfig, task: int = 0) -> int:
     ``"none"``) look at no game either. (In the paper a person played the candidates; how many games is not said.)
     A game is :data:`GAME_DEFINITION`.
     """
-    check_instance(settings, MohammadiConfig, "settings", "a MohammadiConfig")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     if isinstance(task, bool) or not isinstance(task, (int, np.integer)) or task != 0:
         raise ValueError(f"a Mohammadi series is one task, number 0; got task {task!r}")
     return settings.runs * settings.generations * settings.population * settings.group_size * 2
 
 
-def merge(settings: MohammadiConfig, seed: int, results: Sequence[SeriesRecord]) -> SeriesRecord:
+def merge(settings: MohammadiSettings, seed: int, results: Sequence[SeriesRecord]) -> SeriesRecord:
     """The one series."""
     if len(results) != 1:
         raise ValueError(f"a Mohammadi record is one series; got {len(results)} task results")
@@ -131,7 +131,7 @@ def record_curves(record: SeriesRecord) -> dict[str, tuple[np.ndarray, np.ndarra
     return curves
 
 
-def task_measures(settings: MohammadiConfig, result: SeriesRecord) -> dict[str, float]:
+def task_measures(settings: MohammadiSettings, result: SeriesRecord) -> dict[str, float]:
     """The series' own numbers (chapters 23 and 25).
 
     The champion's fitness, PLAY-AT nodes and nodes, and whether it is a single PLAY-AT at its root; the last
@@ -247,8 +247,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--champion", help="also save the champion program to this JSON file")
 
 
-def settings_from_arguments(args: argparse.Namespace) -> MohammadiConfig:
-    return MohammadiConfig(
+def settings_from_arguments(args: argparse.Namespace) -> MohammadiSettings:
+    return MohammadiSettings(
         runs=args.runs, generations=args.generations, population=args.population, judge=args.judge,
         seeds_kept=args.seeds_kept, playat_counted=args.playat_counted, taken=args.taken,
         bonus_role=args.bonus_role, crossover_root=bool(args.crossover_root),
@@ -264,7 +264,7 @@ def extra_outputs(args: argparse.Namespace) -> dict[str, tuple[Path, str | None]
     return outputs
 
 
-def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
+def estimated_memory(settings: MohammadiSettings, workers: int) -> int:
     """A generous estimate of a series' peak memory in bytes (chapter 19); it counts population, generations and
     runs.
 
@@ -280,7 +280,7 @@ def estimated_memory(settings: MohammadiConfig, workers: int) -> int:
     return 100_000_000 + 100_000 * population + 100 * population**2 + record
 
 
-def describe(settings: MohammadiConfig) -> str:
+def describe(settings: MohammadiSettings) -> str:
     return (f"{counted(settings.runs, 'run')} x {counted(settings.generations, 'generation')}, population "
             f"{settings.population}, {settings.judge} judge")  # fmt: skip
 

@@ -51,15 +51,15 @@ def timed_full_runs(repeats: int, workers: int) -> list[float]:
 def side_by_side(reduced: int, rounds: int) -> tuple[float, float]:
     """Seconds per generation of one run: readable code and engine, measured alternately ``rounds`` times."""
     readable, engine = [], []
-    config = th.AlKhateebSettings(generations=reduced)
+    settings = th.AlKhateebSettings(generations=reduced)
     one_generation = th.AlKhateebSettings(generations=1)
     for k in range(rounds):
         start = time.perf_counter()
         th.coevolve_readable(one_generation, seed=k, run=0)
         readable.append(time.perf_counter() - start)
         start = time.perf_counter()
-        th.coevolve(config, seed=k)
-        engine.append((time.perf_counter() - start) / (config.runs * reduced))
+        th.coevolve(settings, seed=k)
+        engine.append((time.perf_counter() - start) / (settings.runs * reduced))
     return float(np.median(readable)), float(np.median(engine))
 
 

@@ -36,9 +36,9 @@ def peak_megabytes(who: int) -> float:
 
 def full_run(trials: int, generations: int, workers: int) -> None:
     """Child mode: run the experiment once and print its figures as JSON."""
-    config = th.FogelSettings(trials=trials, generations=generations)
+    settings = th.FogelSettings(trials=trials, generations=generations)
     start = time.perf_counter()
-    run = th.evolve(config, seed=1, workers=workers)
+    run = th.evolve(settings, seed=1, workers=workers)
     seconds = time.perf_counter() - start
     figures = {
         "seconds": seconds,

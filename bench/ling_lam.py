@@ -42,11 +42,11 @@ ENGINES = ("lockstep", "compiled")
 
 def full_run(seeds: int, iterations: int, workers: int, engine: str) -> None:
     """Child mode: train both methods once on ``engine`` and print the figures as JSON."""
-    config = th.LingLamSettings(seeds=seeds, iterations=iterations)
+    settings = th.LingLamSettings(seeds=seeds, iterations=iterations)
     figures = {}
     for method in ("nndtf", "baseline"):
         start = time.perf_counter()
-        run = th.train(method, config, seed=1, workers=workers, engine=engine)
+        run = th.train(method, settings, seed=1, workers=workers, engine=engine)
         figures[method] = {"seconds": time.perf_counter() - start, "mean_fitness": float(run.champion_fitness.mean())}
     figures["peak_mb"] = max(resource.getrusage(who).ru_maxrss / 1024
                              for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))  # fmt: skip

@@ -108,10 +108,10 @@ def main() -> None:
     if args.long:
         long_run(args.long)
         return
-    config = th.PAPER_MOHAMMADI
-    games = len(SERIES) * config.runs * config.generations * config.population * config.group_size * 2
-    print(f"chapter 19: {len(SERIES)} series x {config.runs} runs x {config.generations} generations per run, "
-          f"population {config.population}, {games:,} games in the chains")  # fmt: skip
+    settings = th.PAPER_MOHAMMADI
+    games = len(SERIES) * settings.runs * settings.generations * settings.population * settings.group_size * 2
+    print(f"chapter 19: {len(SERIES)} series x {settings.runs} runs x {settings.generations} generations per run, "
+          f"population {settings.population}, {games:,} games in the chains")  # fmt: skip
     totals = []
     for repeat in range(args.repeats):
         times = child("--child")

@@ -251,8 +251,8 @@ def test_config_checks_its_numbers():
         AlKhateebSettings(population=20, parents=9)
     with pytest.raises(ValueError, match="generations"):
         AlKhateebSettings(generations=0)
-    config = AlKhateebSettings(generations=7, player=OnePlySettings("x", "rules"))
-    assert AlKhateebSettings.from_dict(json.loads(json.dumps(config.as_dict()))) == config
+    settings = AlKhateebSettings(generations=7, player=OnePlySettings("x", "rules"))
+    assert AlKhateebSettings.from_dict(json.loads(json.dumps(settings.as_dict()))) == settings
     with pytest.raises(ValueError, match="configuration"):
         AlKhateebSettings.from_dict({"population": 20})
 
@@ -272,37 +272,37 @@ def test_runs_draw_from_their_own_seeded_generators():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("settings", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
-def test_engine_equals_the_readable_code_bit_for_bit(settings):
-    config = AlKhateebSettings(population=6, parents=3, generations=6, runs=3, player=settings)
-    engine = coevolve(config, seed=11)
+@pytest.mark.parametrize("reading", READINGS, ids=lambda s: f"{s.view}-{s.winning_moves}")
+def test_engine_equals_the_readable_code_bit_for_bit(reading):
+    settings = AlKhateebSettings(population=6, parents=3, generations=6, runs=3, player=reading)
+    engine = coevolve(settings, seed=11)
     for run in range(3):
-        readable = coevolve_readable(config, seed=11, run=run)
+        readable = coevolve_readable(settings, seed=11, run=run)
         for name in RECORD:
             assert np.array_equal(getattr(engine, name)[run], getattr(readable, name)), name
 
 
 @pytest.mark.slow
 def test_engine_equals_the_readable_code_at_the_papers_size():
-    config = AlKhateebSettings(generations=2, runs=2)
-    engine = coevolve(config, seed=12, runs=[1])
-    readable = coevolve_readable(config, seed=12, run=1)
+    settings = AlKhateebSettings(generations=2, runs=2)
+    engine = coevolve(settings, seed=12, runs=[1])
+    readable = coevolve_readable(settings, seed=12, run=1)
     for name in RECORD:
         assert np.array_equal(getattr(engine, name)[0], getattr(readable, name)), name
     assert engine.totals.shape == (1, 2, 20) and np.all(engine.totals.sum(axis=-1) == 0)
 
 
 def test_engine_gives_the_same_runs_alone_together_or_on_two_workers():
-    config = AlKhateebSettings(population=8, parents=4, generations=5, runs=4)
-    together = coevolve(config, seed=13)
-    alone = coevolve(config, seed=13, runs=[2])
-    shared = coevolve(config, seed=13, workers=2)
+    settings = AlKhateebSettings(population=8, parents=4, generations=5, runs=4)
+    together = coevolve(settings, seed=13)
+    alone = coevolve(settings, seed=13, runs=[2])
+    shared = coevolve(settings, seed=13, workers=2)
     assert shared.run_numbers == together.run_numbers == (0, 1, 2, 3)
     for name in RECORD:
         assert np.array_equal(getattr(alone, name)[0], getattr(together, name)[2])
         assert np.array_equal(getattr(shared, name), getattr(together, name))
     with pytest.raises(ValueError, match="run numbers"):
-        coevolve(config, runs=[4])
+        coevolve(settings, runs=[4])
 
 
 def test_the_best_network_is_the_first_of_the_next_population():
@@ -322,7 +322,7 @@ def test_a_record_survives_saving_and_loading(tmp_path):
     run = coevolve(AlKhateebSettings(population=4, parents=2, generations=3, runs=2), seed=15)
     save_coevolution_run(run, tmp_path / "run.npz")
     loaded = load_coevolution_run(tmp_path / "run.npz")
-    assert isinstance(loaded, CoevolutionRun) and loaded.config == run.config and loaded.seed == 15
+    assert isinstance(loaded, CoevolutionRun) and loaded.settings == run.settings and loaded.seed == 15
     for name in RECORD:
         assert np.array_equal(getattr(loaded, name), getattr(run, name))
     np.savez(tmp_path / "other.npz", totals=np.zeros(3))

@@ -172,15 +172,15 @@ def test_the_command_writes_the_record_and_ttt(tmp_path, repo_root):
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}" in done.stdout and f"wrote {champion}" in done.stdout
     run = load_coevolution_run(out)
-    config = AlKhateebSettings(generations=4, runs=3, player=OnePlySettings(view="x"))
-    assert run.config == config and run.seed == 2
-    expected = coevolve(config, seed=2)
+    settings = AlKhateebSettings(generations=4, runs=3, player=OnePlySettings(view="x"))
+    assert run.settings == settings and run.seed == 2
+    expected = coevolve(settings, seed=2)
     assert np.array_equal(run.weights, expected.weights)
     weights, steps, provenance = load_evaluator(champion)
     row, points = choose_ttt(expected)
     assert np.array_equal(weights, expected.weights[row, 0]) and np.array_equal(steps, expected.steps[row, 0])
     assert provenance["run"] == row and provenance["round_robin_points"] == points[row]
-    assert AlKhateebSettings.from_dict(provenance["experiment"]) == config
+    assert AlKhateebSettings.from_dict(provenance["experiment"]) == settings
 
 
 @pytest.mark.slow

@@ -157,20 +157,20 @@ def small_configs():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", small_configs(), ids=lambda c: json.dumps(c.as_dict()))
-def test_the_engine_runs_every_setting_as_the_readable_code(config):
-    engine = coevolve(config, seed=23)
-    for run in range(config.runs):
-        readable = coevolve_general_readable(config, 23, run)
+@pytest.mark.parametrize("settings", small_configs(), ids=lambda c: json.dumps(c.as_dict()))
+def test_the_engine_runs_every_setting_as_the_readable_code(settings):
+    engine = coevolve(settings, seed=23)
+    for run in range(settings.runs):
+        readable = coevolve_general_readable(settings, 23, run)
         for name in RECORD:
             assert np.array_equal(getattr(engine, name)[run], getattr(readable, name)), name
 
 
 @pytest.mark.slow
 def test_the_general_readable_code_is_chapter_14s_with_the_papers_settings():
-    config = AlKhateebSettings(population=6, parents=3, generations=4, runs=2)
+    settings = AlKhateebSettings(population=6, parents=3, generations=4, runs=2)
     for run in range(2):
-        general, paper = coevolve_general_readable(config, 31, run), coevolve_readable(config, 31, run)
+        general, paper = coevolve_general_readable(settings, 31, run), coevolve_readable(settings, 31, run)
         assert all(np.array_equal(getattr(general, name), getattr(paper, name)) for name in RECORD)
     population = random_evaluators(np.random.default_rng(3), 5)
     assert np.array_equal(round_robin_results(population, move=search_move), round_robin_results(population))
@@ -204,8 +204,8 @@ def test_the_draws_follow_the_settings_and_keep_the_papers_stream():
     assert np.array_equal(paper.tie_keys, again.random(20))
     assert np.array_equal(paper.step_normals, again.standard_normal((10, 72)))
     assert np.array_equal(paper.weight_normals, again.standard_normal((10, 72))) and paper.hall_keys.size == 0
-    config = AlKhateebSettings(population=20, parents=5, step_sizes="player", hall_of_fame=7)
-    draws = draw_coevolution(np.random.default_rng(8), config)
+    settings = AlKhateebSettings(population=20, parents=5, step_sizes="player", hall_of_fame=7)
+    draws = draw_coevolution(np.random.default_rng(8), settings)
     assert draws.step_normals.shape == (15, 1) and draws.weight_normals.shape == (15, 72)
     assert draws.hall_keys.shape == (7,)
 
@@ -214,10 +214,10 @@ def test_settings_are_checked_and_written_only_when_not_the_papers():
     assert "depth" not in OnePlySettings().as_dict()
     assert OnePlySettings(depth=3).as_dict()["depth"] == 3
     assert set(AlKhateebSettings().as_dict()) == {"population", "parents", "generations", "runs", "player"}
-    config = AlKhateebSettings(population=20, parents=4, step_sizes="player", hall_of_fame=5,
-                               player=OnePlySettings(depth=2))  # fmt: skip
-    assert AlKhateebSettings.from_dict(json.loads(json.dumps(config.as_dict()))) == config
-    assert config.offspring == 16 and not config.is_paper_procedure() and AlKhateebSettings().is_paper_procedure()
+    settings = AlKhateebSettings(population=20, parents=4, step_sizes="player", hall_of_fame=5,
+                                 player=OnePlySettings(depth=2))  # fmt: skip
+    assert AlKhateebSettings.from_dict(json.loads(json.dumps(settings.as_dict()))) == settings
+    assert settings.offspring == 16 and not settings.is_paper_procedure() and AlKhateebSettings().is_paper_procedure()
     for bad in (0, MAX_DEPTH + 1, True, 2.0, "2"):
         with pytest.raises(ValueError, match="depth"):
             OnePlySettings(depth=bad)
@@ -247,20 +247,20 @@ def test_one_ply_code_refuses_what_it_cannot_do(networks):
 
 
 def test_records_of_the_general_settings_load_back(tmp_path):
-    config = AlKhateebSettings(population=6, parents=2, generations=3, runs=1, hall_of_fame=2,
-                               player=OnePlySettings(depth=2))  # fmt: skip
-    run = coevolve(config, seed=6)
+    settings = AlKhateebSettings(population=6, parents=2, generations=3, runs=1, hall_of_fame=2,
+                                 player=OnePlySettings(depth=2))  # fmt: skip
+    run = coevolve(settings, seed=6)
     save_coevolution_run(run, tmp_path / "run.npz")
     back = load_coevolution_run(tmp_path / "run.npz")
-    assert back.config == config and all(np.array_equal(getattr(back, n), getattr(run, n)) for n in RECORD)
+    assert back.settings == settings and all(np.array_equal(getattr(back, n), getattr(run, n)) for n in RECORD)
 
 
 def test_task_measures_follow_the_champion_along_the_run():
-    config = AlKhateebSettings(population=4, parents=2, generations=8, runs=1, player=OnePlySettings(depth=2))
+    settings = AlKhateebSettings(population=4, parents=2, generations=8, runs=1, player=OnePlySettings(depth=2))
     assert system.champion_generations(8).tolist() == [1, 2, 4, 6, 8]
     assert system.champion_generations(2000).tolist() == [1, 500, 1000, 1500, 2000]
-    result = system.run_tasks(config, 2, [0])[0]
-    measures = system.task_measures(config, result)
+    result = system.run_tasks(settings, 2, [0])[0]
+    measures = system.task_measures(settings, result)
     champion = [k for k in measures if k.startswith("champion_")]
     assert len(champion) == 2 * 2 * 5
     assert all(-1 <= measures[k] <= 0 for k in champion if "perfect" in k)  # no one beats the perfect player

@@ -29,7 +29,7 @@ SMALL = dataclasses.replace(PAPER_AL_KHATEEB, runs=3, generations=40)
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     path = tmp_path_factory.mktemp("saved") / "results.json"
-    write_al_khateeb_results(path, config=SMALL, seed=3, reading_generations=20, workers=1, progress=False,
+    write_al_khateeb_results(path, settings=SMALL, seed=3, reading_generations=20, workers=1, progress=False,
                              command="test")  # fmt: skip
     return path
 
@@ -42,7 +42,7 @@ def run():
 @pytest.mark.slow
 def test_the_file_holds_the_curves_and_players_of_the_runs_it_names(written, run):
     saved = load_al_khateeb_results(written)
-    assert saved.config == SMALL and saved.seed == 3 and saved.reading_generations == 20
+    assert saved.settings == SMALL and saved.seed == 3 and saved.reading_generations == 20
     assert saved.checkpoints.tolist() == [1, 20, 40]
     for name, tables in progress_yardsticks().items():
         assert np.array_equal(saved.curves[name], progress_curve(run, *tables, generations=[1, 20, 40]))
@@ -50,7 +50,7 @@ def test_the_file_holds_the_curves_and_players_of_the_runs_it_names(written, run
     assert len(saved.readings) == 3 and SMALL.player not in saved.readings
     for settings, players in saved.readings.items():
         again = run_coevolution(reading_config(SMALL, settings, 20), seed=3, progress=False, workers=1)
-        assert again.config.player == settings and again.config.generations == 20
+        assert again.settings.player == settings and again.settings.generations == 20
         assert np.array_equal(players, again.players())
     assert json.loads(written.read_text())["command"] == "test"
 
@@ -83,9 +83,9 @@ def test_the_recheck_refuses_another_run(written):
 
 def test_the_writer_refuses_bad_arguments_before_running(tmp_path):
     with pytest.raises(ValueError, match="reading_generations must be from 1 to 40"):
-        write_al_khateeb_results(tmp_path / "r.json", config=SMALL, reading_generations=41, progress=False)
+        write_al_khateeb_results(tmp_path / "r.json", settings=SMALL, reading_generations=41, progress=False)
     with pytest.raises(ValueError, match="provenance may not set"):
-        write_al_khateeb_results(tmp_path / "r.json", config=SMALL, progress=False, seed=1, checkpoints=[1])
+        write_al_khateeb_results(tmp_path / "r.json", settings=SMALL, progress=False, seed=1, checkpoints=[1])
     assert not (tmp_path / "r.json").exists()
 
 
@@ -116,7 +116,7 @@ def test_a_damaged_file_is_one_value_error_naming_the_file_and_field(written, tm
 
 def test_the_committed_file_holds_the_papers_run_and_the_three_other_readings():
     saved = load_al_khateeb_results(RESULTS_FILE)
-    assert saved.config == PAPER_AL_KHATEEB and saved.seed == 1 and saved.reading_generations == 1000
+    assert saved.settings == PAPER_AL_KHATEEB and saved.seed == 1 and saved.reading_generations == 1000
     assert np.array_equal(saved.checkpoints, progress_checkpoints(2000)) and len(saved.checkpoints) == 101
     assert set(saved.curves) == set(YARDSTICK_FIELDS)
     assert [(s.view, s.winning_moves) for s in saved.readings] == [("mover", "rules"), ("x", "evaluator"),

@@ -41,16 +41,16 @@ def test_evolve_command_writes_a_run_and_a_champion(tmp_path, repo_root):
     assert run.best_score.shape == run.mean_score.shape == run.mean_hidden.shape == (2, 5)
     assert run.final_parents.shape == (2, 6)
     assert run.seed == 3 and run.trial_numbers == (0, 1)
-    assert run.config == FogelSettings(parents=6, generations=5, trials=2)
+    assert run.settings == FogelSettings(parents=6, generations=5, trials=2)
     # the command runs exactly the experiment the library runs
-    expected = evolve(run.config, seed=3)
+    expected = evolve(run.settings, seed=3)
     assert np.array_equal(run.best_score, expected.best_score)
     assert np.array_equal(run.final_parents.hidden_weights, expected.final_parents.hidden_weights)
     network, provenance = load_network(champion)
     for name in ARRAY_NAMES:
         assert np.array_equal(getattr(network, name), getattr(expected.best_network(0), name))
     assert provenance["seed"] == 3 and provenance["trial"] == 0 and provenance["generation"] == 5
-    assert FogelSettings.from_dict(provenance["experiment"]) == run.config
+    assert FogelSettings.from_dict(provenance["experiment"]) == run.settings
 
 
 def test_evolve_command_passes_every_option_through(tmp_path, capsys):
@@ -60,8 +60,8 @@ def test_evolve_command_passes_every_option_through(tmp_path, capsys):
                    "--strict-selection", "--spread-is", "variance"])  # fmt: skip
     assert code == 0
     assert "1 trial x 2 generations, 6 parents, seed 0, 1 worker(s)" in capsys.readouterr().err
-    config = load_run(out).config
-    assert config == FogelSettings(
+    settings = load_run(out).settings
+    assert settings == FogelSettings(
         parents=6, generations=2, trials=1,
         rules=OpponentRules(rule_d_lines="opponent", first_reply="rules"),
         mutation=MutationSettings(spread_is="variance"),

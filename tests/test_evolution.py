@@ -50,7 +50,7 @@ def small_run():
 
 def test_evolve_records_the_expected_shapes(small_run):
     run = small_run
-    assert run.config == SMALL and run.seed == 5 and run.trial_numbers == (0, 1, 2)
+    assert run.settings == SMALL and run.seed == 5 and run.trial_numbers == (0, 1, 2)
     for name in ("best_score", "mean_score", "mean_hidden"):
         assert getattr(run, name).shape == (3, 15)
     assert run.final_parents.shape == (3, 10) and run.final_points.shape == (3, 10)
@@ -94,18 +94,18 @@ def test_two_workers_give_the_same_run_bit_for_bit(small_run):
 
 
 def test_evolve_with_record_best_matches_a_hand_written_loop():
-    config = FogelSettings(
+    settings = FogelSettings(
         parents=6, generations=4, trials=2,
         rules=OpponentRules(first_reply="rules"), selection=SelectionSettings(payoff=(1, -1, 0), comparisons=7),
     )  # fmt: skip
-    run = evolve(config, seed=11, record_best=True)
+    run = evolve(settings, seed=11, record_best=True)
     assert run.best_networks.shape == (2, 4)
     assert run.best_networks.hidden_weights.shape == (2, 4, 10, 9)
     for trial, rng in enumerate(trial_generators(11, 2)):
         parents = random_population(rng, 6)
         for g in range(4):
             draws = draw_generation(rng, 6, 7)
-            step = generation_step(parents, draws, config.rules, config.mutation, config.selection)
+            step = generation_step(parents, draws, settings.rules, settings.mutation, settings.selection)
             assert run.best_score[trial, g] == step.scores.max()
             assert run.mean_score[trial, g] == pytest.approx(step.scores.mean(), abs=1e-12)
             assert run.mean_hidden[trial, g] == pytest.approx(step.scored.hidden_count.mean(), abs=1e-12)
@@ -113,13 +113,13 @@ def test_evolve_with_record_best_matches_a_hand_written_loop():
             assert_same_population(run.best_networks[trial, g], step.scored[leader])
             # the recorded network's own sampled score is the best score
             leader_net = run.best_networks[trial, g : g + 1]
-            results = play_protocol_batch(leader_net, draws.games[leader][None], config.rules)
-            assert game_payoffs(results, config.selection.payoff).sum() == run.best_score[trial, g]
+            results = play_protocol_batch(leader_net, draws.games[leader][None], settings.rules)
+            assert game_payoffs(results, settings.selection.payoff).sum() == run.best_score[trial, g]
             parents = step.parents
         assert_same_population(run.final_parents[trial], parents)
         assert np.array_equal(run.final_points[trial], step.points[step.chosen])
     # with workers the recorded networks are the same
-    parallel = evolve(config, seed=11, record_best=True, workers=2)
+    parallel = evolve(settings, seed=11, record_best=True, workers=2)
     assert_same_population(parallel.best_networks, run.best_networks)
 
 
@@ -127,7 +127,7 @@ def test_save_run_and_load_run_round_trip(small_run, tmp_path):
     path = tmp_path / "run.npz"
     save_run(small_run, path)
     loaded = load_run(path)
-    assert loaded.config == small_run.config
+    assert loaded.settings == small_run.settings
     assert loaded.seed == small_run.seed and type(loaded.seed) is int
     assert loaded.trial_numbers == small_run.trial_numbers
     assert_same_run(small_run, loaded)
@@ -138,8 +138,8 @@ def test_save_run_and_load_run_round_trip(small_run, tmp_path):
 
 
 def test_save_run_keeps_the_recorded_best_networks(tmp_path):
-    config = FogelSettings(parents=6, generations=3, trials=2)
-    run = evolve(config, seed=4, record_best=True)
+    settings = FogelSettings(parents=6, generations=3, trials=2)
+    run = evolve(settings, seed=4, record_best=True)
     path = tmp_path / "best.npz"
     save_run(run, path)
     loaded = load_run(path)
@@ -149,15 +149,15 @@ def test_save_run_keeps_the_recorded_best_networks(tmp_path):
 
 
 def test_run_experiment_is_evolve_with_record_best_and_shares_runs_through_the_cache(tmp_path, monkeypatch):
-    config = FogelSettings(parents=6, generations=3, trials=2)
-    expected = evolve(config, seed=9, record_best=True)
+    settings = FogelSettings(parents=6, generations=3, trials=2)
+    expected = evolve(settings, seed=9, record_best=True)
     monkeypatch.delenv(RUN_CACHE_VARIABLE, raising=False)
-    plain = run_experiment(config, seed=9, progress=False, workers=1)
+    plain = run_experiment(settings, seed=9, progress=False, workers=1)
     assert_same_run(expected, plain)
     assert_same_population(plain.best_networks, expected.best_networks)
     cache = tmp_path / "cache"
     monkeypatch.setenv(RUN_CACHE_VARIABLE, str(cache))
-    first = run_experiment(config, seed=9, progress=False, workers=2)
+    first = run_experiment(settings, seed=9, progress=False, workers=2)
     assert_same_run(expected, first)
     saved = sorted(cache.glob("*.npz"))
     assert len(saved) == 1 and ".partial" not in saved[0].name
@@ -166,13 +166,13 @@ def test_run_experiment_is_evolve_with_record_best_and_shares_runs_through_the_c
         raise AssertionError("a cached run must be read back, not computed again")
 
     monkeypatch.setattr(fogel_evolution, "evolve", no_evolving)
-    again = run_experiment(config, seed=9, progress=False, workers=1)
+    again = run_experiment(settings, seed=9, progress=False, workers=1)
     assert_same_run(expected, again)
     assert_same_population(again.best_networks, expected.best_networks)
-    assert again.config == config and again.seed == 9
+    assert again.settings == settings and again.seed == 9
     # another seed is another run: it is not answered from the cache
     with pytest.raises(AssertionError, match="must be read back"):
-        run_experiment(config, seed=10, progress=False, workers=1)
+        run_experiment(settings, seed=10, progress=False, workers=1)
 
 
 def test_merge_runs(small_run):
@@ -209,10 +209,10 @@ def test_best_network_of_a_trial_not_in_the_run():
 
 def test_a_repeated_trial_number_is_rejected():
     """Each trial has one generator: running it twice in one batch would interleave its draws."""
-    config = FogelSettings(parents=6, generations=3, trials=3)
+    settings = FogelSettings(parents=6, generations=3, trials=3)
     for workers in (1, 2):
         with pytest.raises(ValueError, match=r"trials must not repeat a trial number.*got \[1, 1\]"):
-            evolve(config, seed=2, trials=[1, 1], workers=workers)
+            evolve(settings, seed=2, trials=[1, 1], workers=workers)
 
 
 def test_trial_generators_are_independent_streams():
@@ -330,9 +330,9 @@ def test_the_committed_champion_is_reproduced_by_its_recorded_run(champion):
     network, provenance = champion
     assert network.hidden_count == 10
     assert {"seed", "trial", "generation", "experiment"} <= set(provenance)
-    config = FogelSettings.from_dict(provenance["experiment"])
-    assert provenance["generation"] == config.generations
-    run = evolve(config, seed=provenance["seed"], trials=[provenance["trial"]])
+    settings = FogelSettings.from_dict(provenance["experiment"])
+    assert provenance["generation"] == settings.generations
+    run = evolve(settings, seed=provenance["seed"], trials=[provenance["trial"]])
     assert_same_network(run.best_network(provenance["trial"]), network)
     recorded = champion_provenance(run, provenance["trial"])
     assert {k: recorded[k] for k in ("seed", "trial", "generation", "experiment")} == {

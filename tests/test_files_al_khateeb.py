@@ -117,9 +117,9 @@ def put(value):
 
 def config_text(change):
     def text(array, k):
-        config = SMALL.as_dict()
-        change(config)
-        return np.array(json.dumps(config))
+        settings = SMALL.as_dict()
+        change(settings)
+        return np.array(json.dumps(settings))
 
     return text
 
@@ -180,7 +180,7 @@ def read_arrays(path) -> dict:
 
 
 def assert_same_record(a: CoevolutionRun, b: CoevolutionRun) -> None:
-    assert a.config == b.config and a.seed == b.seed and a.run_numbers == b.run_numbers
+    assert a.settings == b.settings and a.seed == b.seed and a.run_numbers == b.run_numbers
     for name in RECORD_FIELDS:
         assert same_bits(getattr(a, name), getattr(b, name)), name
 
@@ -191,7 +191,7 @@ def check_record_file(path, other):
         return
     record = load_coevolution_run(path)
     said = read_arrays(path)
-    assert record.config == AlKhateebSettings.from_dict(json.loads(str(said["config"])))
+    assert record.settings == AlKhateebSettings.from_dict(json.loads(str(said["config"])))
     assert record.seed == int(said["seed"]) and record.run_numbers == tuple(said["run_numbers"].tolist())
     for name in RECORD_FIELDS:
         assert np.array_equal(getattr(record, name), said[name]), name
@@ -354,15 +354,15 @@ def test_save_coevolution_run_writes_exactly_the_name_given_whole_and_checked(re
     fields = {name: getattr(record, name) for name in RECORD_FIELDS}
 
     def changed(**changes):
-        return CoevolutionRun(record.config, record.seed, record.run_numbers, **{**fields, **changes})
+        return CoevolutionRun(record.settings, record.seed, record.run_numbers, **{**fields, **changes})
 
     broken = [
         changed(mean_step=fields["mean_step"] * np.nan),
         changed(steps=-fields["steps"]),
         changed(totals=fields["totals"][:, :1]),
         changed(weights=[[1, 2], [3]]),
-        CoevolutionRun(record.config, -1, record.run_numbers, **fields),
-        CoevolutionRun(record.config, record.seed, (1, 1), **fields),
+        CoevolutionRun(record.settings, -1, record.run_numbers, **fields),
+        CoevolutionRun(record.settings, record.seed, (1, 1), **fields),
     ]
     for bad in broken:
         with pytest.raises(ValueError, match="record.txt was not written"):

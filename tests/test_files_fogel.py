@@ -114,9 +114,9 @@ def put(value):
 
 def config_text(change):
     def text(array, k):
-        config = SMALL.as_dict()
-        change(config)
-        return np.array(json.dumps(config))
+        settings = SMALL.as_dict()
+        change(settings)
+        return np.array(json.dumps(settings))
 
     return text
 
@@ -199,7 +199,7 @@ def check_run_file(path, other):
         return None
     run = load_run(path)
     said = read_arrays(path)
-    assert run.config == FogelSettings.from_dict(json.loads(str(said["config"])))
+    assert run.settings == FogelSettings.from_dict(json.loads(str(said["config"])))
     assert run.seed == int(said["seed"]) and run.trial_numbers == tuple(said["trial_numbers"].tolist())
     for name in ("best_score", "mean_score", "mean_hidden", "final_points"):
         assert np.array_equal(getattr(run, name), said[name]), name
@@ -215,7 +215,7 @@ def check_run_file(path, other):
 
 
 def assert_same_run(a: EvolutionRun, b: EvolutionRun) -> None:
-    assert a.config == b.config and a.seed == b.seed and a.trial_numbers == b.trial_numbers
+    assert a.settings == b.settings and a.seed == b.seed and a.trial_numbers == b.trial_numbers
     for name in ("best_score", "mean_score", "mean_hidden", "final_points"):
         assert same_bits(getattr(a, name), getattr(b, name)), name
     assert (a.best_networks is None) == (b.best_networks is None)
@@ -373,17 +373,17 @@ def test_save_run_writes_exactly_the_name_given_whole_and_checked(run_file, tmp_
     assert_same_run(load_run(tmp_path / "run.txt"), run)
     before = (tmp_path / "run.txt").read_bytes()
     broken = [
-        EvolutionRun(run.config, run.seed, run.trial_numbers, run.best_score * np.nan, run.mean_score,
+        EvolutionRun(run.settings, run.seed, run.trial_numbers, run.best_score * np.nan, run.mean_score,
                      run.mean_hidden, run.final_parents, run.final_points, run.best_networks),
-        EvolutionRun(run.config, run.seed, run.trial_numbers, run.best_score[:, :1], run.mean_score,
+        EvolutionRun(run.settings, run.seed, run.trial_numbers, run.best_score[:, :1], run.mean_score,
                      run.mean_hidden, run.final_parents, run.final_points, run.best_networks),
-        EvolutionRun(run.config, -1, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
+        EvolutionRun(run.settings, -1, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
                      run.final_parents, run.final_points, run.best_networks),
-        EvolutionRun(run.config, run.seed, (0, 0), run.best_score, run.mean_score, run.mean_hidden,
+        EvolutionRun(run.settings, run.seed, (0, 0), run.best_score, run.mean_score, run.mean_hidden,
                      run.final_parents, run.final_points, run.best_networks),
-        EvolutionRun(run.config, run.seed, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
+        EvolutionRun(run.settings, run.seed, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
                      run.final_parents, -run.final_points - 1, run.best_networks),
-        EvolutionRun(run.config, 2**64, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
+        EvolutionRun(run.settings, 2**64, run.trial_numbers, run.best_score, run.mean_score, run.mean_hidden,
                      run.final_parents, run.final_points, run.best_networks),
     ]  # fmt: skip
     for bad in broken:

@@ -66,7 +66,7 @@ def array_content(array):
 
 
 def runs_content(runs):
-    return {label: (run.method, run.config, run.seed, run.evaluations, run.curve_step,
+    return {label: (run.method, run.settings, run.seed, run.evaluations, run.curve_step,
                     *(array_content(a) for a in (run.best_fitness, run.champions, run.champion_fitness,
                                                  run.population_best)))
             for label, run in runs.items()}  # fmt: skip
@@ -450,7 +450,7 @@ def test_the_committed_files_pass_every_check(repo_root):
     data = repo_root / "book" / "data"
     for name in ("ling_lam_runs.json", "ling_lam_readings.json"):
         runs, provenance = ex.load_runs_summary(data / name)
-        assert runs and all(run.best_fitness.shape[0] == run.config.seeds for run in runs.values())
+        assert runs and all(run.best_fitness.shape[0] == run.settings.seeds for run in runs.values())
     for kind in ("nndtf", "baseline"):
         network, provenance = ex.load_trained_network(data / f"ling_lam_{kind}.json")
         assert network.kind == kind and 0 <= provenance["fitness"] <= 1

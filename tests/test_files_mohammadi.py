@@ -323,7 +323,7 @@ def test_save_series_writes_whole_at_exactly_the_path_and_never_what_load_series
     before = out.read_bytes()
     for field, value, message in (("seed", float("nan"), "not plain JSON"), ("seed", -3, "seed"),
                                   ("seed", 10**40, "more than 30 digits")):  # fmt: skip
-        broken = se.SeriesRecord(record.config, record.seed, record.statistics, record.runs)
+        broken = se.SeriesRecord(record.settings, record.seed, record.statistics, record.runs)
         setattr(broken, field, value)
         with pytest.raises(ValueError, match=message):
             se.save_series(broken, out)

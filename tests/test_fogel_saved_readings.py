@@ -34,9 +34,9 @@ def written(tmp_path_factory):
 def test_the_five_readings_each_change_one_setting_of_the_baseline():
     baseline = READINGS["paper (baseline)"]
     assert list(READINGS)[0] == "paper (baseline)" and len(READINGS) == 5
-    for name, config in list(READINGS.items())[1:]:
+    for name, settings in list(READINGS.items())[1:]:
         parts = ("rules", "selection", "mutation")
-        changed = [part for part in parts if getattr(config, part) != getattr(baseline, part)]
+        changed = [part for part in parts if getattr(settings, part) != getattr(baseline, part)]
         assert len(changed) == 1, name
     assert READINGS["rule (d) on X's lines"].rules != PAPER_RULES
 
@@ -45,11 +45,11 @@ def test_the_five_readings_each_change_one_setting_of_the_baseline():
 def test_the_file_holds_what_the_runs_measure(written):
     saved = load_fogel_readings(written, READINGS)
     assert saved.seed == 2 and saved.configs == READINGS and set(saved.measures) == set(MEASURES)
-    for name, config in READINGS.items():
-        run = run_experiment(config, seed=2, progress=False, workers=1)
+    for name, settings in READINGS.items():
+        run = run_experiment(settings, seed=2, progress=False, workers=1)
         assert np.array_equal(saved["best_score"][name], run.best_score)
         assert np.array_equal(saved["plotted_paper"][name], exact_scores(run.best_networks)[0])
-        own_mean, own_var = exact_scores(run.final_parents, config.rules)
+        own_mean, own_var = exact_scores(run.final_parents, settings.rules)
         assert np.array_equal(saved["final_mean_own"][name], own_mean)
         assert np.array_equal(saved["final_var_own"][name], own_var)
         assert saved["never_loses"][name].shape == (3,) and saved["never_loses"][name].dtype == bool

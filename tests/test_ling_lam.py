@@ -354,9 +354,9 @@ def test_lockstep_traditional_ga_is_the_readable_one_bit_for_bit(engine_name, mo
 
 
 def test_training_gives_the_same_runs_for_any_number_of_workers():
-    config = experiment.LingLamSettings(seeds=3, iterations=20)
-    one = experiment.train("nndtf", config, seed=4, workers=1)
-    two = experiment.train("nndtf", config, seed=4, workers=2)
+    settings = experiment.LingLamSettings(seeds=3, iterations=20)
+    one = experiment.train("nndtf", settings, seed=4, workers=1)
+    two = experiment.train("nndtf", settings, seed=4, workers=2)
     assert np.array_equal(one.best_fitness, two.best_fitness) and np.array_equal(one.champions, two.champions)
     alone = experiment.train("nndtf", experiment.LingLamSettings(seeds=1, iterations=20), seed=4)
     assert np.array_equal(alone.champions[0], one.champions[0])
@@ -364,11 +364,11 @@ def test_training_gives_the_same_runs_for_any_number_of_workers():
 
 def test_run_cache_is_the_builds_shared_cache(tmp_path, monkeypatch):
     monkeypatch.setenv(RUN_CACHE_VARIABLE, str(tmp_path))
-    config = experiment.LingLamSettings(seeds=2, iterations=5)
-    first = experiment.run_training("baseline", config, seed=2, progress=False, workers=1)
+    settings = experiment.LingLamSettings(seeds=2, iterations=5)
+    first = experiment.run_training("baseline", settings, seed=2, progress=False, workers=1)
     assert len(list(tmp_path.glob("ling-lam-*.npz"))) == 1
-    again = experiment.run_training("baseline", config, seed=2, progress=False, workers=1)
-    assert np.array_equal(first.best_fitness, again.best_fitness) and again.config == config
+    again = experiment.run_training("baseline", settings, seed=2, progress=False, workers=1)
+    assert np.array_equal(first.best_fitness, again.best_fitness) and again.settings == settings
     assert not list(tmp_path.glob("*.partial.npz"))  # the file was written whole, then renamed
 
 
@@ -477,8 +477,8 @@ def test_command_line_refuses_bad_arguments_before_running(extra, message, tmp_p
 
 
 def test_runs_summary_refuses_bad_files(tmp_path):
-    config = experiment.LingLamSettings(seeds=2, iterations=500)
-    run = experiment.train("baseline", config, seed=3)
+    settings = experiment.LingLamSettings(seeds=2, iterations=500)
+    run = experiment.train("baseline", settings, seed=3)
     path = tmp_path / "runs.json"
     experiment.save_runs_summary({"baseline": run}, path, command="test")
     runs, provenance = experiment.load_runs_summary(path)
@@ -507,10 +507,10 @@ _NET = experiment.TrainedNetwork("baseline", np.zeros(89))
     ("call", "message"),
     [
         (lambda: experiment.train("config"), "method must be one of"),
-        (lambda: experiment.train("nndtf", "config"), "config must be a LingLamSettings"),
+        (lambda: experiment.train("nndtf", "config"), "settings must be a LingLamSettings"),
         (lambda: experiment.train("nndtf", experiment.LingLamSettings(seeds=1, iterations=1), seed=-1), "seed"),
         (lambda: experiment.train("nndtf", progress=2), "progress must be"),
-        (lambda: experiment.run_training("nndtf", None), "config must be a LingLamSettings"),
+        (lambda: experiment.run_training("nndtf", None), "settings must be a LingLamSettings"),
         (lambda: experiment.LingLamSettings(iterations=0), "iterations must be a whole number >= 1"),
         (lambda: experiment.LingLamSettings(training_seed="x"), "training_seed"),
         (lambda: experiment.LingLamSettings(methods=[["nndtf"]]), "methods must list"),
@@ -528,7 +528,7 @@ _NET = experiment.TrainedNetwork("baseline", np.zeros(89))
         (lambda: experiment.TrainedNetwork(None, np.zeros(89)), "kind must be one of"),
         (lambda: experiment.network_move_table(None), "network must be a TrainedNetwork"),
         (lambda: experiment.network_policy("net", 1), "network must be a TrainedNetwork"),
-        (lambda: experiment.estimated_memory(None), "config must be a LingLamSettings"),
+        (lambda: experiment.estimated_memory(None), "settings must be a LingLamSettings"),
         (lambda: experiment.save_trained_network(None, "n.json"), "network must be a TrainedNetwork"),
         (lambda: experiment.save_trained_network(_NET, None), "path must be a file name"),
         (lambda: experiment.save_training_runs(["run"], "r.npz"), "runs must be a non-empty dict"),

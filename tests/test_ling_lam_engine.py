@@ -79,10 +79,10 @@ def test_compiled_traditional_ga_is_the_readable_one(kind, hidden, changes, chun
 
 
 def test_the_paper_methods_train_the_same_runs_on_both_engines():
-    config = experiment.LingLamSettings(seeds=2, iterations=150)
+    settings = experiment.LingLamSettings(seeds=2, iterations=150)
     for method in ("nndtf", "baseline"):
-        old = experiment.train(method, config, seed=3, engine="lockstep")
-        new = experiment.train(method, config, seed=3, engine="compiled")
+        old = experiment.train(method, settings, seed=3, engine="lockstep")
+        new = experiment.train(method, settings, seed=3, engine="compiled")
         assert np.array_equal(old.best_fitness, new.best_fitness) and np.array_equal(old.champions, new.champions)
         assert np.array_equal(old.population_best, new.population_best)
 

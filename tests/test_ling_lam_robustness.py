@@ -85,8 +85,8 @@ def test_paper_size_layouts_are_unchanged():
 
 @pytest.mark.parametrize("kind", ["nndtf", "baseline"])
 def test_small_networks_train_save_and_load(kind, tmp_path):
-    config = experiment.LingLamSettings(seeds=2, iterations=30, hidden=3, methods=(kind,))
-    run = experiment.train(kind, config, seed=2)
+    settings = experiment.LingLamSettings(seeds=2, iterations=30, hidden=3, methods=(kind,))
+    run = experiment.train(kind, settings, seed=2)
     assert run.champions.shape == (2, network.gene_count(kind, 3))
     net = run.network()
     assert net.hidden == 3

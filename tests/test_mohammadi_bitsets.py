@@ -136,9 +136,9 @@ def series_configs() -> list[co.MohammadiSettings]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", series_configs())
-def test_a_series_is_the_same_with_either_engine(config):
-    records = [se.evolve_series(config, seed=7, progress=False, engine=engine).as_dict() for engine in bs.ENGINES]
+@pytest.mark.parametrize("settings", series_configs())
+def test_a_series_is_the_same_with_either_engine(settings):
+    records = [se.evolve_series(settings, seed=7, progress=False, engine=engine).as_dict() for engine in bs.ENGINES]
     assert records[0] == records[1]
 
 

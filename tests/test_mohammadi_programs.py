@@ -157,8 +157,8 @@ def test_random_programs_respect_the_initial_depth_and_start_with_a_function():
 
 
 def test_mutation_never_changes_the_root_and_always_changes_a_subtree_below_it():
-    config = co.MohammadiSettings(depth_limit=20, initial_depth=20)
-    _, mutation = co.variation_operators(config)
+    settings = co.MohammadiSettings(depth_limit=20, initial_depth=20)
+    _, mutation = co.variation_operators(settings)
     rng = np.random.default_rng(4)
     changed = 0
     for program in co.random_programs(rng, 300, 8):
@@ -173,7 +173,7 @@ def test_mutation_never_changes_the_root_and_always_changes_a_subtree_below_it()
 
 
 def test_the_depth_limit_holds_under_crossover_and_mutation():
-    config = co.MohammadiSettings(initial_depth=6, depth_limit=6, mutation_depth=4, crossover=1.0, mutation=1.0)
+    settings = co.MohammadiSettings(initial_depth=6, depth_limit=6, mutation_depth=4, crossover=1.0, mutation=1.0)
     rng = np.random.default_rng(8)
     population = co.random_programs(rng, 64, 6)
     grew_past = 0
@@ -181,7 +181,7 @@ def test_the_depth_limit_holds_under_crossover_and_mutation():
         unlimited = co.MohammadiSettings(initial_depth=6, depth_limit=60, mutation_depth=4, crossover=1.0,
                                          mutation=1.0)  # fmt: skip
         grew_past += max(p.height for p in co.vary(population, np.random.default_rng(1), unlimited)) > 6
-        population = co.vary(population, rng, config)
+        population = co.vary(population, rng, settings)
         assert max(p.height for p in population) <= 6
     assert grew_past > 0  # without the limit the same operators do exceed it
 
@@ -189,8 +189,8 @@ def test_the_depth_limit_holds_under_crossover_and_mutation():
 def test_vary_leaves_the_parents_alone_and_copies_without_crossover_or_mutation():
     parents = random_trees(9, 10)
     texts = [pr.program_to_text(p) for p in parents]
-    config = co.MohammadiSettings(crossover=0.0, mutation=0.0)
-    children = co.vary(parents, np.random.default_rng(0), config)
+    settings = co.MohammadiSettings(crossover=0.0, mutation=0.0)
+    children = co.vary(parents, np.random.default_rng(0), settings)
     assert [pr.program_to_text(c) for c in children] == texts
     co.vary(parents, np.random.default_rng(0), co.MohammadiSettings(crossover=1.0, mutation=1.0))
     assert [pr.program_to_text(p) for p in parents] == texts
@@ -212,9 +212,9 @@ def test_double_game_points_follow_the_table():
 def test_a_double_game_scored_by_hand():
     # DIAGONAL as X: 0; SILENT (fallback) 1; X 4; O 2; X 8 wins. As O against SILENT's X: X 0 (fallback),
     # O 4, X 1, O 8, X 2 wins the top row. One win, one loss: 5 points each, plus the bonuses.
-    config = co.MohammadiSettings(playat_bonus=1.0, move_bonus=1.0)
+    settings = co.MohammadiSettings(playat_bonus=1.0, move_bonus=1.0)
     a, b = pr.parse_program(DIAGONAL), pr.parse_program(SILENT)
-    a_points, b_points, a_results, b_results = co.double_game(a, b, config)
+    a_points, b_points, a_results, b_results = co.double_game(a, b, settings)
     assert a_results == (1, -1) and b_results == (-1, 1)
     assert a_points == 5 + 5 * 1 + (3 + 2) * 1  # five PLAY-ATs, three moves as X and two as O
     assert b_points == 5 + 0 + 0  # no PLAY-AT, no move of its own
@@ -224,14 +224,14 @@ def test_a_double_game_scored_by_hand():
 
 def test_batched_double_games_agree_with_the_readable_ones():
     programs = random_trees(11, 24, 10) + [pr.parse_program(DIAGONAL), pr.parse_program(SILENT)]
-    config = co.MohammadiSettings(playat_bonus=0.5, move_bonus=2.0)
+    settings = co.MohammadiSettings(playat_bonus=0.5, move_bonus=2.0)
     tables = np.stack([pr.program_move_table(p) for p in programs])
-    playats = co.playat_bonus_counts(programs, config)
+    playats = co.playat_bonus_counts(programs, settings)
     rng = np.random.default_rng(2)
     a, b = rng.integers(len(programs), size=60), rng.integers(len(programs), size=60)
-    games = co.play_double_games(tables, playats, a, b, config)
+    games = co.play_double_games(tables, playats, a, b, settings)
     for k in range(60):
-        a_points, b_points, a_results, b_results = co.double_game(programs[a[k]], programs[b[k]], config)
+        a_points, b_points, a_results, b_results = co.double_game(programs[a[k]], programs[b[k]], settings)
         assert (games.a_points[k], games.b_points[k]) == (a_points, b_points)
         assert tuple(games.a_results[k]) == a_results and tuple(games.b_results[k]) == b_results
 
@@ -262,12 +262,12 @@ def test_sample_groups_never_meet_themselves_and_hold_distinct_opponents():
 
 def test_the_chain_keeps_the_double_game_winner_and_agrees_with_the_readable_chain():
     programs = random_trees(13, 30, 10) + [pr.parse_program(DIAGONAL)]
-    config = co.MohammadiSettings(population=31, group_size=5, best_candidates=5, random_candidates=5, seeds_kept=3)
+    settings = co.MohammadiSettings(population=31, group_size=5, best_candidates=5, random_candidates=5, seeds_kept=3)
     tables = np.stack([pr.program_move_table(p) for p in programs])
-    playats = co.playat_bonus_counts(programs, config)
+    playats = co.playat_bonus_counts(programs, settings)
     groups = co.sample_groups(np.random.default_rng(3), 31, 5)
-    result = co.tournament(tables, playats, groups, config)
-    assert np.array_equal(result.winners, co.tournament_readable(programs, groups, config))
+    result = co.tournament(tables, playats, groups, settings)
+    assert np.array_equal(result.winners, co.tournament_readable(programs, groups, settings))
     # Each chain's winner is its holder or one of its group.
     for i in range(31):
         assert result.winners[i] == i or result.winners[i] in groups[i]
@@ -275,8 +275,8 @@ def test_the_chain_keeps_the_double_game_winner_and_agrees_with_the_readable_cha
     # A chain whose holder beats everyone keeps its holder: give program 30 a huge PLAY-AT bonus.
     boosted = playats.copy()
     boosted[30] = 1000
-    assert co.tournament(tables, boosted, groups, config).winners[30] == 30
-    assert np.all(co.tournament(tables, boosted, groups, config).winners[np.any(groups == 30, axis=1)] == 30)
+    assert co.tournament(tables, boosted, groups, settings).winners[30] == 30
+    assert np.all(co.tournament(tables, boosted, groups, settings).winners[np.any(groups == 30, axis=1)] == 30)
 
 
 def test_config_refuses_bad_settings():
@@ -300,9 +300,9 @@ def test_pruning_keeps_every_move_and_drops_the_subtrees_no_board_reaches():
     assert pr.program_to_text(pr.prune_program(program)) == "IF(pos11, PLAY-AT(OPEN(pos11)), pos00)"
     rng = np.random.default_rng(6)
     programs = co.random_programs(rng, 40, 12)
-    config = co.MohammadiSettings(depth_limit=12, initial_depth=12)
+    settings = co.MohammadiSettings(depth_limit=12, initial_depth=12)
     for _ in range(3):
-        programs = co.vary(programs, rng, config)
+        programs = co.vary(programs, rng, settings)
     shrank = 0
     for program in programs:
         pruned = pr.prune_program(program)
@@ -341,13 +341,13 @@ def test_batched_interpreter_agrees_with_the_readable_one_under_the_other_readin
             assert table[i] == (-1 if expected is None else expected)
         pruned = pr.prune_program(program, taken="nil")
         assert np.array_equal(pr.program_move_table(pruned, taken="nil"), table)
-    config = co.MohammadiSettings(taken="nil")
+    settings = co.MohammadiSettings(taken="nil")
     programs = random_trees(17, 12, 10)
     tables_nil = np.stack([pr.program_move_table(p, "nil") for p in programs])
-    playats = co.playat_bonus_counts(programs, config)
-    games = co.play_double_games(tables_nil, playats, np.arange(12), np.arange(12)[::-1], config)
+    playats = co.playat_bonus_counts(programs, settings)
+    games = co.play_double_games(tables_nil, playats, np.arange(12), np.arange(12)[::-1], settings)
     for k in range(12):
-        assert co.double_game(programs[k], programs[11 - k], config)[:2] == (games.a_points[k], games.b_points[k])
+        assert co.double_game(programs[k], programs[11 - k], settings)[:2] == (games.a_points[k], games.b_points[k])
 
 
 def test_program_height_is_deaps_height():
@@ -396,27 +396,27 @@ _BOARD = np.zeros(9, dtype=np.int8)
         (lambda: pr.ProgramPlayer(_PROGRAM)(None), "a board must have exactly 9 squares"),
         (lambda: co.random_programs("rng", 3), "rng must be a numpy.random.Generator"),
         (lambda: co.vary(None, np.random.default_rng(0), co.PAPER_MOHAMMADI), "parents must be a list"),
-        (lambda: co.vary([_PROGRAM], np.random.default_rng(0), None), "config must be a MohammadiSettings"),
+        (lambda: co.vary([_PROGRAM], np.random.default_rng(0), None), "settings must be a MohammadiSettings"),
         (lambda: co.vary(["PLAY-AT(pos11)"], np.random.default_rng(0), co.PAPER_MOHAMMADI), "each parent"),
         (lambda: co.double_game(None, _PROGRAM), "a must be a program"),
-        (lambda: co.double_game(_PROGRAM, _PROGRAM, "paper"), "config must be a MohammadiSettings"),
+        (lambda: co.double_game(_PROGRAM, _PROGRAM, "paper"), "settings must be a MohammadiSettings"),
         (lambda: co.MohammadiSettings.from_dict(None), "data must be a dict"),
         (lambda: co.programs_from_texts("PLAY-AT(pos11)"), "texts must be a list"),
         (lambda: co.play_games(None, [0], [0]), "tables must be an array of move tables"),
         (lambda: co.tournament(np.zeros((2, 19683), np.int8), np.zeros(2), None, co.PAPER_MOHAMMADI), "groups"),
         (lambda: co.sample_groups(None, 3, 2), "rng must be a numpy.random.Generator"),
-        (lambda: se.evolve_series("config"), "config must be a MohammadiSettings"),
+        (lambda: se.evolve_series("config"), "settings must be a MohammadiSettings"),
         (lambda: se.evolve_series(seed="1", progress=False), "seed must be a whole number"),
         (lambda: se.evolve_series(progress=None), "progress must be"),
-        (lambda: se.run_series("config"), "config must be a MohammadiSettings"),
-        (lambda: se.Coevolution(None), "config must be a MohammadiSettings"),
+        (lambda: se.run_series("config"), "settings must be a MohammadiSettings"),
+        (lambda: se.Coevolution(None), "settings must be a MohammadiSettings"),
         (lambda: se.save_series({}, "s.json"), "record must be a SeriesRecord"),
         (lambda: se.load_series(None), "path must be a file name"),
         (lambda: se.save_program(None, "p.json"), "program must be a program"),
         (lambda: se.save_program(_PROGRAM, 7), "path must be a file name"),
         (lambda: se.load_program(None), "path must be a file name"),
         (lambda: se.series_provenance(None), "record must be a SeriesRecord"),
-        (lambda: se.series_games("config"), "config must be a MohammadiSettings"),
+        (lambda: se.series_games("config"), "settings must be a MohammadiSettings"),
         (lambda: se.SeriesRecord.from_dict(None), "not a series record"),
     ],
 )

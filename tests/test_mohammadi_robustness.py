@@ -79,14 +79,14 @@ def test_tie_break_lets_the_outcome_decide_and_the_bonus_only_break_ties():
 
 @pytest.mark.parametrize("role", co.BONUS_ROLES)
 def test_batched_chains_agree_with_the_readable_ones_under_each_reading(role):
-    config = dataclasses.replace(co.PAPER_MOHAMMADI, bonus_role=role, playat_bonus=3.0)
+    settings = dataclasses.replace(co.PAPER_MOHAMMADI, bonus_role=role, playat_bonus=3.0)
     rng = np.random.default_rng(7)
     programs = co.random_programs(rng, 40, 8) + [rb.competent_program(), pr.parse_program(BUSY)]
     tables = np.stack([pr.program_move_table(p) for p in programs])
-    counts = co.playat_bonus_counts(programs, config)
-    groups = co.sample_groups(rng, len(programs), config.group_size)
-    batched = co.tournament(tables, counts, groups, config)
-    assert np.array_equal(batched.winners, co.tournament_readable(programs, groups, config))
+    counts = co.playat_bonus_counts(programs, settings)
+    groups = co.sample_groups(rng, len(programs), settings.group_size)
+    batched = co.tournament(tables, counts, groups, settings)
+    assert np.array_equal(batched.winners, co.tournament_readable(programs, groups, settings))
 
 
 def test_the_readings_choose_differently_on_a_real_population():
@@ -96,8 +96,8 @@ def test_the_readings_choose_differently_on_a_real_population():
     groups = co.sample_groups(rng, len(programs), 4)
     winners = {}
     for role in co.BONUS_ROLES:
-        config = dataclasses.replace(co.PAPER_MOHAMMADI, bonus_role=role)
-        winners[role] = co.tournament(tables, co.playat_bonus_counts(programs, config), groups, config).winners
+        settings = dataclasses.replace(co.PAPER_MOHAMMADI, bonus_role=role)
+        winners[role] = co.tournament(tables, co.playat_bonus_counts(programs, settings), groups, settings).winners
     assert not np.array_equal(winners["added"], winners["tie_break"])
     competent, many = set(range(60, 65)), set(range(65, 70))
     count = {role: {name: sum(w in group for w in pool.tolist()) for name, group in (("competent", competent),
@@ -113,12 +113,12 @@ def test_the_readings_choose_differently_on_a_real_population():
 def test_crossover_at_the_root_changes_roots_and_the_default_never_does():
     parents = co.random_programs(np.random.default_rng(11), 60, 10)
     for crossover_root in (False, True):
-        config = dataclasses.replace(co.PAPER_MOHAMMADI, crossover=1.0, mutation=0.0, crossover_root=crossover_root)
+        settings = dataclasses.replace(co.PAPER_MOHAMMADI, crossover=1.0, mutation=0.0, crossover_root=crossover_root)
         changed = 0
         for seed in range(5):
-            children = co.vary(parents, np.random.default_rng(seed), config)
+            children = co.vary(parents, np.random.default_rng(seed), settings)
             changed += sum(c[0].name != p[0].name for c, p in zip(children, parents, strict=True))
-            assert all(pr.program_height(c) <= config.depth_limit for c in children)
+            assert all(pr.program_height(c) <= settings.depth_limit for c in children)
         assert (changed > 0) == crossover_root
 
 

@@ -103,14 +103,14 @@ def test_the_next_run_starts_from_the_kept_programs_and_new_random_ones():
 
 
 def test_without_a_judge_the_population_carries_on_between_runs():
-    config = co.MohammadiSettings(**{**SMALL.as_dict(), "judge": "none"})
-    series = se.Coevolution(config, seed=3)
+    settings = co.MohammadiSettings(**{**SMALL.as_dict(), "judge": "none"})
+    series = se.Coevolution(settings, seed=3)
     series.run()
     before = [pr.program_to_text(p) for p in series.population]
     assert series.judge() == []
     series.reseed(None)
     assert [pr.program_to_text(p) for p in series.population] == before
-    record = se.evolve_series(config, seed=3, progress=False)
+    record = se.evolve_series(settings, seed=3, progress=False)
     assert record.champion() == record.runs[-1].population[record.runs[-1].candidates[0]]
 
 
@@ -154,8 +154,8 @@ def test_saved_programs_load_back_and_bad_files_say_what_is_wrong(tmp_path):
 def test_the_committed_champion_loads_and_its_provenance_matches_the_chapter_series(repo_root):
     program, provenance = se.load_program(repo_root / "book/data/mohammadi_champion.json")
     assert len(program) >= 2 and pr.playat_count(program) >= 1
-    config = co.MohammadiSettings.from_dict(provenance["config"])
-    assert config.judge == "perfect" and provenance["seed"] >= 0
+    settings = co.MohammadiSettings.from_dict(provenance["config"])
+    assert settings.judge == "perfect" and provenance["seed"] >= 0
     assert provenance["losses_to_perfect"] == pytest.approx(
         jd.program_exact_results([program], "perfect")[0, :, 2].sum(), abs=1e-9
     )
@@ -290,9 +290,9 @@ def test_mohammadi_command_writes_the_series_and_the_champion(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "2 runs x 2 generations, population 24, perfect judge, seed 3" in printed.err
     record = se.load_series(out)
-    expected = se.evolve_series(record.config, seed=3, progress=False)
+    expected = se.evolve_series(record.settings, seed=3, progress=False)
     assert record.as_dict() == expected.as_dict()  # the command runs exactly the library's series
-    assert record.config.best_candidates == 20 and record.config.random_candidates == 4
+    assert record.settings.best_candidates == 20 and record.settings.random_candidates == 4
     program, provenance = se.load_program(champion)
     assert pr.program_to_text(program) == expected.champion()
     assert provenance == se.series_provenance(expected)
@@ -335,10 +335,10 @@ def test_the_panel_shows_the_selected_candidate_pruned():
 @pytest.mark.slow
 def test_the_champion_as_a_move_function_for_either_side():
     program, provenance = se.load_program(se.DEFAULT_PROGRAM)
-    config = co.MohammadiSettings.from_dict(provenance["config"])
-    player = pr.ProgramPlayer(program, config.taken)
+    settings = co.MohammadiSettings.from_dict(provenance["config"])
+    player = pr.ProgramPlayer(program, settings.taken)
     for mark in (X, O):
-        table = policy_table(lambda board, mark=mark: pr.program_move(program, board, mark, config.taken), mark)
-        assert np.array_equal(table, pr.program_policy(program, mark, config.taken))
+        table = policy_table(lambda board, mark=mark: pr.program_move(program, board, mark, settings.taken), mark)
+        assert np.array_equal(table, pr.program_policy(program, mark, settings.taken))
         assert np.array_equal(table, policy_table(player, mark))
-    assert se.series_games(config) == 4 * 15 * 128 * 4 * 2
+    assert se.series_games(settings) == 4 * 15 * 128 * 4 * 2

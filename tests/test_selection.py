@@ -285,15 +285,15 @@ def test_experiment_config_accepts_the_smallest_population_for_its_comparisons()
 def test_experiment_config_dict_round_trip():
     import json
 
-    config = FogelSettings(
+    settings = FogelSettings(
         parents=7, generations=3, trials=2,
         rules=OpponentRules(random_move_probability=0.2, rule_d_lines="opponent", first_reply="rules"),
         mutation=MutationSettings(weight_spread=0.1, spread_is="variance", structure_change_probability=0.3),
         selection=SelectionSettings(payoff=(2, -1, 0.5), comparisons=4, ties_win=False),
     )  # fmt: skip
-    data = json.loads(json.dumps(config.as_dict()))
+    data = json.loads(json.dumps(settings.as_dict()))
     assert data["selection"]["payoff"] == [2.0, -1.0, 0.5]
-    assert FogelSettings.from_dict(data) == config
+    assert FogelSettings.from_dict(data) == settings
     assert FogelSettings.from_dict(PAPER_EXPERIMENT.as_dict()) == PAPER_EXPERIMENT
 
 

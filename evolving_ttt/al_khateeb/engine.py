@@ -191,7 +191,7 @@ class CoevolutionRun:
 
     Attributes
     ----------
-    config, seed
+    settings, seed
         What was run.
     run_numbers
         Which runs of the configuration the rows hold.
@@ -207,7 +207,7 @@ class CoevolutionRun:
         The populations after the last generation: the ranked parents, then their offspring.
     """
 
-    config: AlKhateebSettings
+    settings: AlKhateebSettings
     seed: int
     run_numbers: tuple[int, ...]
     totals: np.ndarray
@@ -216,6 +216,11 @@ class CoevolutionRun:
     mean_step: np.ndarray
     weights: np.ndarray
     steps: np.ndarray
+
+    @property
+    def config(self) -> AlKhateebSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
     def players(self) -> np.ndarray:
         """Each run's player: the network ranked first in the last generation, shape ``(runs, 72)``."""
@@ -233,20 +238,20 @@ def merge_coevolution_runs(parts: Sequence[CoevolutionRun]) -> CoevolutionRun:
     if not isinstance(parts, Sequence) or not parts or not all(isinstance(p, CoevolutionRun) for p in parts):
         raise ValueError(f"parts must be a non-empty sequence of CoevolutionRuns; got {parts!r:.60}")
     first = parts[0]
-    if any(p.config != first.config or p.seed != first.seed for p in parts):
+    if any(p.settings != first.settings or p.seed != first.seed for p in parts):
         raise ValueError("only records of the same configuration and seed can be merged")
     runs = [r for p in parts for r in p.run_numbers]
     if len(set(runs)) != len(runs):
         raise ValueError(f"the records to merge hold the same run more than once: {runs}")
     fields = ("totals", "best_weights", "best_ids", "mean_step", "weights", "steps")
     return CoevolutionRun(
-        first.config, first.seed, tuple(r for p in parts for r in p.run_numbers),
+        first.settings, first.seed, tuple(r for p in parts for r in p.run_numbers),
         *(np.concatenate([getattr(p, name) for p in parts]) for name in fields),
     )  # fmt: skip
 
 
 def coevolve(
-    config: AlKhateebSettings = PAPER_AL_KHATEEB,
+    settings: AlKhateebSettings = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = False,
     runs: Sequence[int] | None = None,
@@ -257,7 +262,7 @@ def coevolve(
 
     Parameters
     ----------
-    config
+    settings
         The experiment (default: the paper's).
     seed
         Seed of the whole experiment; run ``r`` draws only from generator ``r`` of
@@ -273,24 +278,24 @@ def coevolve(
         A Dask cluster to run on instead (``"local"`` or a scheduler's address; see
         :class:`evolving_ttt.parallel.TaskRunner`); the result is the same bits.
     """
-    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
     check_seed(seed)
-    chosen = list(range(config.runs)) if runs is None else check_numbers(runs, "runs")
-    if not chosen or any(not 0 <= r < config.runs for r in chosen) or len(set(chosen)) != len(chosen):
-        raise ValueError(f"runs must be distinct run numbers from 0 to {config.runs - 1}; got {runs!r}")
+    chosen = list(range(settings.runs)) if runs is None else check_numbers(runs, "runs")
+    if not chosen or any(not 0 <= r < settings.runs for r in chosen) or len(set(chosen)) != len(chosen):
+        raise ValueError(f"runs must be distinct run numbers from 0 to {settings.runs - 1}; got {runs!r}")
     if check_count(workers, "workers") > 1 or scheduler is not None:
         parts = run_shared(
-            partial(_coevolve_share, config, seed), chosen, workers, scheduler, progress,
-            f"{len(chosen)} runs x {config.generations} generations",
+            partial(_coevolve_share, settings, seed), chosen, workers, scheduler, progress,
+            f"{len(chosen)} runs x {settings.generations} generations",
             lambda: (board_tables(), swapped_index(), _board_rows(), _identity_index(), _empty_squares()),
         )  # fmt: skip
         return merge_coevolution_runs(parts)
-    return _coevolve_together(config, seed, chosen, progress)
+    return _coevolve_together(settings, seed, chosen, progress)
 
 
-def _coevolve_share(config: AlKhateebSettings, seed: int, runs: list[int], progress) -> CoevolutionRun:
+def _coevolve_share(settings: AlKhateebSettings, seed: int, runs: list[int], progress) -> CoevolutionRun:
     """One worker's share of :func:`coevolve`: these runs, in this process."""
-    return _coevolve_together(config, seed, runs, progress)
+    return _coevolve_together(settings, seed, runs, progress)
 
 
 def _table_games(x_tables: np.ndarray, o_tables: np.ndarray) -> np.ndarray:
@@ -308,11 +313,11 @@ def _table_games(x_tables: np.ndarray, o_tables: np.ndarray) -> np.ndarray:
     return tables.winner[board]
 
 
-def _coevolve_together(config: AlKhateebSettings, seed: int, chosen: list[int], progress: bool | str):
-    rngs = [trial_generators(seed, config.runs)[r] for r in chosen]
-    R, N, P, G, W = len(chosen), config.population, config.parents, config.generations, EVALUATOR_WEIGHTS
-    K, H = config.offspring, config.hall_of_fame
-    view, winning_moves = config.player.view, config.player.winning_moves
+def _coevolve_together(settings: AlKhateebSettings, seed: int, chosen: list[int], progress: bool | str):
+    rngs = [trial_generators(seed, settings.runs)[r] for r in chosen]
+    R, N, P, G, W = len(chosen), settings.population, settings.parents, settings.generations, EVALUATOR_WEIGHTS
+    K, H = settings.offspring, settings.hall_of_fame
+    view, winning_moves = settings.player.view, settings.player.winning_moves
     tables = board_tables()
     # Networks live in fixed places ("slots"); network (r, s) is row r * N + s of the flat arrays.
     weights = np.stack([random_evaluators(rng, N) for rng in rngs])  # (R, N, 72) by slot
@@ -322,9 +327,9 @@ def _coevolve_together(config: AlKhateebSettings, seed: int, chosen: list[int], 
     is_new = np.ones((R, N), dtype=bool)
     # The paper's one-ply player works out a move when a network first meets a board (chapter 14). A deeper search,
     # or a hall of fame, writes each new network's move on every position down at once instead (chapter 21).
-    whole_tables = config.player.depth > 1 or H > 0
+    whole_tables = settings.player.depth > 1 or H > 0
     if whole_tables:
-        slot_tables = move_tables(weights.reshape(R * N, W), config.player).reshape(R, N, -1)
+        slot_tables = move_tables(weights.reshape(R * N, W), settings.player).reshape(R, N, -1)
         champion_tables = np.zeros((R, G if H else 0, slot_tables.shape[-1]), dtype=np.int8)
     else:
         # Per network and board number: the move worked out, and the number of the network that wrote it.
@@ -371,7 +376,7 @@ def _coevolve_together(config: AlKhateebSettings, seed: int, chosen: list[int], 
         by_slot = results.sum(axis=2, dtype=np.int64) - results.sum(axis=1, dtype=np.int64)
         totals[:, g] = np.take_along_axis(by_slot, order, axis=1)
         mean_step[:, g] = [steps[r, order[r]].mean() for r in range(R)]  # in population order, as the readable code
-        draws = [draw_coevolution(rng, config) for rng in rngs]
+        draws = [draw_coevolution(rng, settings) for rng in rngs]
         fitness = totals[:, g].astype(np.int64)
         if H and g > 0:  # every network also plays H champions of earlier generations, as X and as O
             picked = (np.stack([d.hall_keys for d in draws]) * g).astype(np.int64)  # (R, H) generation numbers
@@ -396,12 +401,12 @@ def _coevolve_together(config: AlKhateebSettings, seed: int, chosen: list[int], 
         weights[rows, free_slots], steps[rows, free_slots] = offspring, offspring_steps
         ids[rows, free_slots] = N + g * K + np.arange(K)
         if whole_tables:
-            slot_tables[rows, free_slots] = move_tables(offspring.reshape(R * K, W), config.player).reshape(R, K, -1)
+            slot_tables[rows, free_slots] = move_tables(offspring.reshape(R * K, W), settings.player).reshape(R, K, -1)
         is_new[:] = False
         is_new[rows, free_slots] = True
         order = np.concatenate([parent_slots, free_slots], axis=1)
     return CoevolutionRun(
-        config, int(seed), tuple(chosen), totals, best_weights, best_ids, mean_step,
+        settings, int(seed), tuple(chosen), totals, best_weights, best_ids, mean_step,
         weights[rows, order], steps[rows, order],
     )  # fmt: skip
 
@@ -431,12 +436,12 @@ def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
     check_record_format(fields, RECORD_FORMAT, RECORD_VERSION, hint)
     if not fields.has("run_numbers") and hint:
         raise fields.fail("run_numbers", f"is missing: this is not an {RECORD_KIND}{hint}")
-    config = fields.settings("config", AlKhateebSettings)
+    settings = fields.settings("config", AlKhateebSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
-    runs = fields.array("run_numbers", "i", (None,), 0, config.runs - 1)
+    runs = fields.array("run_numbers", "i", (None,), 0, settings.runs - 1)
     if runs.size == 0 or len(set(runs.tolist())) != runs.size:
         raise fields.fail("run_numbers", f"must be distinct run numbers, at least one; got {runs.tolist()}")
-    R, G, N, K, W = runs.size, config.generations, config.population, config.offspring, EVALUATOR_WEIGHTS
+    R, G, N, K, W = runs.size, settings.generations, settings.population, settings.offspring, EVALUATOR_WEIGHTS
     games = 2 * (N - 1)  # every network plays every other once as X and once as O
     totals = fields.array("totals", "i", (R, G, N), -games, games)
     if np.any(totals.sum(axis=-1) != 0):
@@ -450,7 +455,7 @@ def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
     weights = fields.numbers("weights", (R, N, W))
     steps = _positive(fields, "steps", (R, N, W))
     totals = totals.astype(np.int16) if games <= np.iinfo(np.int16).max else totals  # as coevolve records them
-    return CoevolutionRun(config, seed, tuple(runs.tolist()), totals, best_weights, best_ids, mean_step, weights,
+    return CoevolutionRun(settings, seed, tuple(runs.tolist()), totals, best_weights, best_ids, mean_step, weights,
                           steps)  # fmt: skip
 
 
@@ -465,9 +470,9 @@ def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
         shape, a step size that is not positive...): nothing is written then.
     """
     check_instance(run, CoevolutionRun, "run", "a CoevolutionRun")
-    check_instance(run.config, AlKhateebSettings, "run.config", "an AlKhateebSettings")
+    check_instance(run.settings, AlKhateebSettings, "run.settings", "an AlKhateebSettings")
     path = check_path(path)
-    values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "config": json.dumps(run.config.as_dict()),
+    values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "config": json.dumps(run.settings.as_dict()),
               "seed": run.seed, "run_numbers": run.run_numbers,
               **{name: getattr(run, name) for name in RECORD_FIELDS}}  # fmt: skip
     arrays = record_arrays(path, values, "record")
@@ -482,7 +487,7 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
     """Read a record written by :func:`save_coevolution_run`, checking every array (chapter 14).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text
-    ``"al-khateeb-run"``), ``version`` (1), ``config`` (the JSON text of :meth:`AlKhateebSettings.as_dict`),
+    ``"al-khateeb-run"``), ``version`` (1), ``settings`` (the JSON text of :meth:`AlKhateebSettings.as_dict`),
     ``seed`` (a whole number from 0 to 2**63 - 1), ``run_numbers`` (R distinct run numbers of the
     configuration), ``totals`` (R x generations x population whole numbers, each within +-2 (population - 1)
     and summing to 0 over a generation), ``best_weights`` (R x generations x 72), ``best_ids`` (R x generations;
@@ -502,7 +507,7 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
 
 
 def run_coevolution(
-    config: AlKhateebSettings = PAPER_AL_KHATEEB,
+    settings: AlKhateebSettings = PAPER_AL_KHATEEB,
     seed: int = 1,
     progress: bool | str = True,
     workers: int | None = None,
@@ -513,13 +518,13 @@ def run_coevolution(
     under a name derived from its configuration and seed, and a later call with the same arguments
     reads it instead of running again (as :func:`evolving_ttt.fogel.evolution.run_experiment` does).
     """
-    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
     seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check_count(workers, "workers")
-    key = {"system": "al-khateeb", "config": config.as_dict(), "seed": seed}
+    key = {"system": "al-khateeb", "settings": settings.as_dict(), "seed": seed}
     return cached_run(
-        "al-khateeb", key, ".npz", lambda: coevolve(config, seed=seed, progress=progress, workers=workers),
+        "al-khateeb", key, ".npz", lambda: coevolve(settings, seed=seed, progress=progress, workers=workers),
         save_coevolution_run, load_coevolution_run,
     )  # fmt: skip
 
@@ -614,8 +619,8 @@ def load_evaluator(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
     return weights, steps, provenance
 
 
-def estimated_memory(config: AlKhateebSettings, workers: int = 1) -> int:
-    """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``config`` (chapter 14).
+def estimated_memory(settings: AlKhateebSettings, workers: int = 1) -> int:
+    """A generous estimate of the peak memory, in bytes, of :func:`coevolve` for ``settings`` (chapter 14).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables per process, 135 kB
     per network of every run for its move tables (2.7 MB per run of 20), 80 bytes per pairing of a run for the
@@ -627,13 +632,13 @@ def estimated_memory(config: AlKhateebSettings, workers: int = 1) -> int:
     exceeds most of the machine's memory instead of failing part way. The estimate is capped at
     :data:`evolving_ttt.fogel.evolution.MEMORY_ESTIMATE_CAP`.
     """
-    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
-    processes = max(1, min(check_count(workers, "workers"), config.runs))
-    n, generations, runs = config.population, config.generations, config.runs
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
+    processes = max(1, min(check_count(workers, "workers"), settings.runs))
+    n, generations, runs = settings.population, settings.generations, settings.runs
     per_run = 135_000 * n + 80 * n**2
     record = runs * generations * (2 * n + 8 * (EVALUATOR_WEIGHTS + 2)) * (2 if processes == 1 else 4)
-    if config.hall_of_fame:  # every champion's moves on the 5,478 positions, and the games against them
-        per_run += generations * 5_478 + 200_000 * n * config.hall_of_fame
-    if config.player.depth > 1 or config.hall_of_fame:  # the tables of the search: 16 networks at a time
+    if settings.hall_of_fame:  # every champion's moves on the 5,478 positions, and the games against them
+        per_run += generations * 5_478 + 200_000 * n * settings.hall_of_fame
+    if settings.player.depth > 1 or settings.hall_of_fame:  # the tables of the search: 16 networks at a time
         per_run += 16 * 5_479 * 9 * 8 * 3
     return min(processes * 60_000_000 + runs * per_run + record, MEMORY_ESTIMATE_CAP)  # whole numbers: no overflow

@@ -418,18 +418,18 @@ class CoevolutionDraws:
     hall_keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def draw_coevolution(rng: np.random.Generator, config: AlKhateebSettings = PAPER_AL_KHATEEB) -> CoevolutionDraws:
+def draw_coevolution(rng: np.random.Generator, settings: AlKhateebSettings = PAPER_AL_KHATEEB) -> CoevolutionDraws:
     """Draw one generation's random numbers, always in the same order (chapter 14).
 
     The tie keys, then the step-size normals, then the weight normals, then (with a hall of fame, chapter 21)
     the keys of the past champions.
     """
     check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
-    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
-    shape = (config.offspring, EVALUATOR_WEIGHTS)
-    step_shape = shape if config.step_sizes == "weight" else (config.offspring, 1)
-    ties, steps, weights = rng.random(config.population), rng.standard_normal(step_shape), rng.standard_normal(shape)
-    hall = rng.random(config.hall_of_fame) if config.hall_of_fame else np.zeros(0)
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
+    shape = (settings.offspring, EVALUATOR_WEIGHTS)
+    step_shape = shape if settings.step_sizes == "weight" else (settings.offspring, 1)
+    ties, steps, weights = rng.random(settings.population), rng.standard_normal(step_shape), rng.standard_normal(shape)
+    hall = rng.random(settings.hall_of_fame) if settings.hall_of_fame else np.zeros(0)
     return CoevolutionDraws(ties, steps, weights, hall)
 
 
@@ -460,7 +460,7 @@ class ReadableRun:
     steps: np.ndarray
 
 
-def coevolve_readable(config: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
+def coevolve_readable(settings: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
     """Run number ``run`` of an experiment, one game at a time (chapter 14).
 
     Steps 1 to 8 of the paper: 20 random networks with step sizes 0.05; each generation a round robin,
@@ -468,18 +468,18 @@ def coevolve_readable(config: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 
     mutation. Slow (a few seconds a generation); :func:`evolving_ttt.al_khateeb.engine.coevolve` gives
     the same result for all runs at once.
     """
-    if not 0 <= run < config.runs:
-        raise ValueError(f"run must be a run number from 0 to {config.runs - 1}; got {run!r}")
-    rng = trial_generators(seed, config.runs)[run]
-    n, p, g_count = config.population, config.parents, config.generations
+    if not 0 <= run < settings.runs:
+        raise ValueError(f"run must be a run number from 0 to {settings.runs - 1}; got {run!r}")
+    rng = trial_generators(seed, settings.runs)[run]
+    n, p, g_count = settings.population, settings.parents, settings.generations
     weights = random_evaluators(rng, n)
     steps = np.full((n, EVALUATOR_WEIGHTS), INITIAL_STEP_SIZE)
     ids = np.arange(n)
     totals, best_weights = np.zeros((g_count, n), dtype=np.int64), np.zeros((g_count, EVALUATOR_WEIGHTS))
     best_ids, mean_step = np.zeros(g_count, dtype=np.int64), np.zeros(g_count)
     for g in range(g_count):
-        draws = draw_coevolution(rng, config)
-        totals[g] = round_robin_totals(round_robin_results(weights, config.player))
+        draws = draw_coevolution(rng, settings)
+        totals[g] = round_robin_totals(round_robin_results(weights, settings.player))
         mean_step[g] = steps.mean()
         ranked = rank_population(totals[g], draws.tie_keys)[:p]
         best_weights[g], best_ids[g] = weights[ranked[0]], ids[ranked[0]]
@@ -556,5 +556,5 @@ coevolution_game = _checked(coevolution_game, settings=_settings_type)  # the mo
 self_adaptive_mutation = _checked(self_adaptive_mutation, weights=_numbers, steps=_numbers,
                                   step_normals=_numbers, weight_normals=_numbers)  # fmt: skip
 round_robin_totals = _checked(round_robin_totals, results=_numbers)
-coevolve_readable = _checked(coevolve_readable, config=_config, seed=lambda seed, name: check_seed(seed, name),
+coevolve_readable = _checked(coevolve_readable, settings=_config, seed=lambda seed, name: check_seed(seed, name),
                              run=_run_number)  # fmt: skip

@@ -197,7 +197,7 @@ def progress_curve(
     keys = np.arange(runs)[:, None] * (int(run.best_ids.max()) + 1) + ids
     _, first, which = np.unique(keys.ravel(), return_index=True, return_inverse=True)
     networks = run.best_weights[:, generations - 1].reshape(-1, run.best_weights.shape[-1])[first]
-    results = evaluator_exact_results(networks, opponent_as_x, opponent_as_o, run.config.player, chunk)
+    results = evaluator_exact_results(networks, opponent_as_x, opponent_as_o, run.settings.player, chunk)
     return results[which.ravel()].reshape(runs, len(generations), 2, 3)
 
 
@@ -272,7 +272,7 @@ def choose_ttt(run) -> tuple[int, np.ndarray]:
     Equal points go to the lowest run number (the paper does not say how it chose between its two
     players with 51 points).
     """
-    points = game_points(final_round_robin(run.players(), run.config.player)).sum(axis=1)
+    points = game_points(final_round_robin(run.players(), run.settings.player)).sum(axis=1)
     return int(np.argmax(points)), points
 
 
@@ -283,7 +283,7 @@ def ttt_provenance(run, row: int, points: np.ndarray) -> dict:
         "(3 a win, 1 a draw); each run's player is its network ranked first in the last generation",
         "seed": run.seed,
         "run": run.run_numbers[row],
-        "generation": run.config.generations,
+        "generation": run.settings.generations,
         "round_robin_points": int(points[row]),
-        "experiment": run.config.as_dict(),
+        "experiment": run.settings.as_dict(),
     }

@@ -57,31 +57,33 @@ def hall_of_fame_points(
     return points
 
 
-def coevolve_general_readable(config: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0) -> ReadableRun:
+def coevolve_general_readable(
+    settings: AlKhateebSettings = PAPER_AL_KHATEEB, seed: int = 1, run: int = 0
+) -> ReadableRun:
     """Run number ``run`` of an experiment with any of the study's settings, one game at a time (chapter 21).
 
     The steps of :func:`~evolving_ttt.al_khateeb.evaluator.coevolve_readable`, with the players' search, the
-    number of offspring per parent, the step sizes and the hall of fame as ``config`` says.
+    number of offspring per parent, the step sizes and the hall of fame as ``settings`` says.
     """
-    check_instance(config, AlKhateebSettings, "config", "an AlKhateebSettings")
+    check_instance(settings, AlKhateebSettings, "settings", "an AlKhateebSettings")
     seed = check_seed(seed)
-    if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or not 0 <= run < config.runs:
-        raise ValueError(f"run must be a run number from 0 to {config.runs - 1}; got {run!r}")
-    rng = trial_generators(seed, config.runs)[run]
-    n, p, k, g_count = config.population, config.parents, config.offspring, config.generations
+    if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or not 0 <= run < settings.runs:
+        raise ValueError(f"run must be a run number from 0 to {settings.runs - 1}; got {run!r}")
+    rng = trial_generators(seed, settings.runs)[run]
+    n, p, k, g_count = settings.population, settings.parents, settings.offspring, settings.generations
     weights = random_evaluators(rng, n)
     steps = np.full((n, EVALUATOR_WEIGHTS), INITIAL_STEP_SIZE)
     ids = np.arange(n)
     totals, best_weights = np.zeros((g_count, n), dtype=np.int64), np.zeros((g_count, EVALUATOR_WEIGHTS))
     best_ids, mean_step = np.zeros(g_count, dtype=np.int64), np.zeros(g_count)
     for g in range(g_count):
-        draws = draw_coevolution(rng, config)
-        totals[g] = round_robin_totals(round_robin_results(weights, config.player, search_move))
+        draws = draw_coevolution(rng, settings)
+        totals[g] = round_robin_totals(round_robin_results(weights, settings.player, search_move))
         mean_step[g] = steps.mean()
         fitness = totals[g].copy()
-        if config.hall_of_fame and g > 0:  # champions of earlier generations, drawn with replacement
+        if settings.hall_of_fame and g > 0:  # champions of earlier generations, drawn with replacement
             champions = best_weights[(draws.hall_keys * g).astype(np.int64)]
-            fitness += hall_of_fame_points(weights, champions, config.player)
+            fitness += hall_of_fame_points(weights, champions, settings.player)
         ranked = rank_population(fitness, draws.tie_keys)[:p]
         best_weights[g], best_ids[g] = weights[ranked[0]], ids[ranked[0]]
         breeders = ranked[np.arange(k) % p]  # parent i makes offspring i, i + p, i + 2p, ...

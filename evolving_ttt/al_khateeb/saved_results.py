@@ -74,20 +74,20 @@ def progress_yardsticks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
-def other_readings(settings: OnePlySettings) -> list[OnePlySettings]:
-    """The readings of the player other than ``settings``, in the order of ``VIEWS`` x ``WINNING_MOVES``."""
+def other_readings(reading: OnePlySettings) -> list[OnePlySettings]:
+    """The readings of the player other than ``reading``, in the order of ``VIEWS`` x ``WINNING_MOVES``."""
     every = [OnePlySettings(view, winning_moves) for view in VIEWS for winning_moves in WINNING_MOVES]
-    return [reading for reading in every if reading != settings]
+    return [other for other in every if other != reading]
 
 
-def reading_field(settings: OnePlySettings) -> str:
+def reading_field(reading: OnePlySettings) -> str:
     """The field of the final players of a reading: ``players_{view}_{winning_moves}``."""
-    return f"players_{settings.view}_{settings.winning_moves}"
+    return f"players_{reading.view}_{reading.winning_moves}"
 
 
-def reading_config(config: AlKhateebSettings, settings: OnePlySettings, generations: int) -> AlKhateebSettings:
-    """The experiment ``config`` under the reading ``settings``, ``generations`` long."""
-    return dataclasses.replace(config, generations=generations, player=settings)
+def reading_config(settings: AlKhateebSettings, reading: OnePlySettings, generations: int) -> AlKhateebSettings:
+    """The experiment ``settings`` under the reading ``reading``, ``generations`` long."""
+    return dataclasses.replace(settings, generations=generations, player=reading)
 
 
 @dataclass(frozen=True)
@@ -95,35 +95,40 @@ class SavedResults:
     """What :func:`load_al_khateeb_results` reads: the paper run's settings and seed, the checkpoints, each
     yardstick's curve by name, the readings' length and each other reading's final players."""
 
-    config: AlKhateebSettings
+    settings: AlKhateebSettings
     seed: int
     checkpoints: np.ndarray
     curves: dict[str, np.ndarray]
     reading_generations: int
     readings: dict[OnePlySettings, np.ndarray]
 
+    @property
+    def config(self) -> AlKhateebSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
-def write_al_khateeb_results(path: str | Path = RESULTS_FILE, config: AlKhateebSettings = PAPER_AL_KHATEEB,
+
+def write_al_khateeb_results(path: str | Path = RESULTS_FILE, settings: AlKhateebSettings = PAPER_AL_KHATEEB,
                              seed: int = 1, reading_generations: int = READING_GENERATIONS,
                              workers: int | None = None, progress: bool = True, **provenance: Any) -> Path:  # fmt: skip
     """Run and measure everything :data:`RESULTS_FORMAT` holds and write it to ``path`` (about two minutes on
     two cores for the paper's settings). ``provenance`` adds free fields (a command, a date)."""
     check_provenance(provenance, _OWN_FIELDS, "a saved-results file")
     seed = check_seed(seed)
-    if not 1 <= reading_generations <= config.generations:
-        raise ValueError(f"reading_generations must be from 1 to {config.generations}; got {reading_generations}")
-    run = run_coevolution(config, seed=seed, progress=progress, workers=workers)
-    checkpoints = progress_checkpoints(config.generations)
+    if not 1 <= reading_generations <= settings.generations:
+        raise ValueError(f"reading_generations must be from 1 to {settings.generations}; got {reading_generations}")
+    run = run_coevolution(settings, seed=seed, progress=progress, workers=workers)
+    checkpoints = progress_checkpoints(settings.generations)
     document: dict[str, Any] = {
-        "format": RESULTS_FORMAT, "version": 1, "config": config.as_dict(), "seed": seed,
+        "format": RESULTS_FORMAT, "version": 1, "config": settings.as_dict(), "seed": seed,
         "checkpoints": checkpoints.tolist(), "reading_generations": reading_generations,
     }  # fmt: skip
     for name, tables in progress_yardsticks().items():
         document[YARDSTICK_FIELDS[name]] = progress_curve(run, *tables, generations=checkpoints).tolist()
-    for settings in other_readings(config.player):
-        other = reading_config(config, settings, reading_generations)
-        label = f"{settings.view}, {settings.winning_moves}" if progress else False
-        document[reading_field(settings)] = run_coevolution(other, seed, label, workers).players().tolist()
+    for reading in other_readings(settings.player):
+        other = reading_config(settings, reading, reading_generations)
+        label = f"{reading.view}, {reading.winning_moves}" if progress else False
+        document[reading_field(reading)] = run_coevolution(other, seed, label, workers).players().tolist()
     document.update(provenance)
     return write_checked(path, json_text(document, path, indent=None), load_al_khateeb_results, "saved results")
 
@@ -140,21 +145,21 @@ def load_al_khateeb_results(path: str | Path = RESULTS_FILE) -> SavedResults:
     if fields.text("format") != RESULTS_FORMAT:
         raise fields.fail("format", f"must be {RESULTS_FORMAT!r}")
     fields.integer("version", 1, 1)
-    config = fields.settings("config", AlKhateebSettings)
+    settings = fields.settings("config", AlKhateebSettings)
     seed = fields.integer("seed", 0)
-    checkpoints = fields.array("checkpoints", "i", (None,), 1, config.generations)
-    if not np.array_equal(checkpoints, progress_checkpoints(config.generations)):
-        raise fields.fail("checkpoints", f"must be generation 1 and every {PROGRESS_EVERY}th to {config.generations}")
+    checkpoints = fields.array("checkpoints", "i", (None,), 1, settings.generations)
+    if not np.array_equal(checkpoints, progress_checkpoints(settings.generations)):
+        raise fields.fail("checkpoints", f"must be generation 1 and every {PROGRESS_EVERY}th to {settings.generations}")
     curves = {}
     for name, field in YARDSTICK_FIELDS.items():
-        curve = fields.numbers(field, (config.runs, len(checkpoints), 2, 3), 0.0, 1.0)
+        curve = fields.numbers(field, (settings.runs, len(checkpoints), 2, 3), 0.0, 1.0)
         if not np.allclose(curve.sum(axis=-1), 1.0, rtol=0, atol=1e-9):
             raise fields.fail(field, "must hold (win, draw, loss) probabilities that sum to 1")
         curves[name] = curve
-    reading_generations = fields.integer("reading_generations", 1, config.generations)
-    readings = {settings: fields.numbers(reading_field(settings), (config.runs, 72))
-                for settings in other_readings(config.player)}  # fmt: skip
-    return SavedResults(config, seed, checkpoints, curves, reading_generations, readings)
+    reading_generations = fields.integer("reading_generations", 1, settings.generations)
+    readings = {reading: fields.numbers(reading_field(reading), (settings.runs, 72))
+                for reading in other_readings(settings.player)}  # fmt: skip
+    return SavedResults(settings, seed, checkpoints, curves, reading_generations, readings)
 
 
 @dataclass(frozen=True)
@@ -181,9 +186,9 @@ def recheck_al_khateeb_results(saved: SavedResults, run, checkpoints: int = 5, r
     """Compute part of ``saved`` again: the curves at ``checkpoints`` evenly spaced checkpoints (the first and the
     last among them) from ``run``, the paper run the file was made from; and the final players of ``runs`` of each
     other reading, run alone. ``ValueError`` if ``run`` is not that run."""
-    if run.config != saved.config or run.seed != saved.seed:
+    if run.settings != saved.settings or run.seed != saved.seed:
         raise ValueError("run must be the run the saved results were made from: "
-                         f"{saved.config.as_dict()} with seed {saved.seed}")  # fmt: skip
+                         f"{saved.settings.as_dict()} with seed {saved.seed}")  # fmt: skip
     if not 1 <= checkpoints <= len(saved.checkpoints):
         raise ValueError(f"checkpoints must be from 1 to {len(saved.checkpoints)}; got {checkpoints}")
     start = time.perf_counter()
@@ -194,9 +199,9 @@ def recheck_al_khateeb_results(saved: SavedResults, run, checkpoints: int = 5, r
         values += again.size
         same += same_bits_count(again, saved.curves[name][:, chosen])
     players = players_same = 0
-    for settings, finals in saved.readings.items():
-        config = reading_config(saved.config, settings, saved.reading_generations)
-        again = coevolve(config, seed=saved.seed, runs=list(runs)).players()
+    for reading, finals in saved.readings.items():
+        settings = reading_config(saved.settings, reading, saved.reading_generations)
+        again = coevolve(settings, seed=saved.seed, runs=list(runs)).players()
         players += len(runs)
         players_same += sum(same_bits_count(again[k], finals[r]) == finals[r].size for k, r in enumerate(runs))
     return Recheck(values, same, players, players_same, time.perf_counter() - start)

@@ -115,7 +115,7 @@ def run_of(record: CoevolutionRun, row: int) -> CoevolutionRun:
     """Row ``row`` of ``record`` as a record of that run alone."""
     one = slice(row, row + 1)
     return CoevolutionRun(
-        record.config, record.seed, (record.run_numbers[row],), record.totals[one], record.best_weights[one],
+        record.settings, record.seed, (record.run_numbers[row],), record.totals[one], record.best_weights[one],
         record.best_ids[one], record.mean_step[one], record.weights[one], record.steps[one],
     )  # fmt: skip
 
@@ -131,13 +131,13 @@ save_record, load_record = save_coevolution_run, load_coevolution_run
 def record_players(record: CoevolutionRun) -> list[Evaluator]:
     """Each run's player: the network ranked first in the last generation."""
     rows = range(len(record.run_numbers))
-    return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.config.player) for r in rows]
+    return [Evaluator(record.weights[r, 0], record.steps[r, 0], record.settings.player) for r in rows]
 
 
 def record_curves(record: CoevolutionRun) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each run's best round-robin total per generation, for ``python -m ttt_helpers plot``."""
     best = record.totals.max(axis=2)
-    games = 2 * (record.config.population - 1)
+    games = 2 * (record.settings.population - 1)
     return {f"best round-robin total of the generation (of {games} games)": (np.arange(1, best.shape[1] + 1), best)}
 
 

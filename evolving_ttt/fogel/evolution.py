@@ -115,7 +115,7 @@ class EvolutionRun:
 
     Attributes
     ----------
-    config, seed
+    settings, seed
         What was run.
     trial_numbers
         Which trials of the configuration the rows hold (all of them, unless a subset was asked for).
@@ -130,7 +130,7 @@ class EvolutionRun:
         With ``record_best``: each generation's network with the best sampled score.
     """
 
-    config: FogelSettings
+    settings: FogelSettings
     seed: int
     trial_numbers: tuple[int, ...]
     best_score: np.ndarray
@@ -139,6 +139,11 @@ class EvolutionRun:
     final_parents: Population
     final_points: np.ndarray
     best_networks: Population | None = None
+
+    @property
+    def config(self) -> FogelSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
     def best_network(self, trial: int = 0) -> Network:
         """The best final parent of trial number ``trial`` (the one ranked first by the last selection)."""
@@ -152,7 +157,7 @@ def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
     if not isinstance(runs, Sequence) or not runs or not all(isinstance(r, EvolutionRun) for r in runs):
         raise ValueError(f"runs must be a non-empty sequence of EvolutionRuns; got {runs!r:.60}")
     first = runs[0]
-    if any(r.config != first.config or r.seed != first.seed for r in runs):
+    if any(r.settings != first.settings or r.seed != first.seed for r in runs):
         raise ValueError("only runs of the same configuration and seed can be merged")
     if len({r.best_networks is None for r in runs}) > 1:
         raise ValueError("only runs that all kept, or all did not keep, every generation's best network can be merged")
@@ -160,7 +165,7 @@ def merge_runs(runs: Sequence[EvolutionRun]) -> EvolutionRun:
     if len(set(trials)) != len(trials):
         raise ValueError(f"the runs to merge hold the same trial more than once: {trials}")
     return EvolutionRun(
-        first.config, first.seed, tuple(t for r in runs for t in r.trial_numbers),
+        first.settings, first.seed, tuple(t for r in runs for t in r.trial_numbers),
         *(np.concatenate([getattr(r, name) for r in runs]) for name in ("best_score", "mean_score", "mean_hidden")),
         concatenate_populations([r.final_parents for r in runs]), np.concatenate([r.final_points for r in runs]),
         None if runs[0].best_networks is None else concatenate_populations([r.best_networks for r in runs]),
@@ -188,7 +193,7 @@ def keep_freed_memory() -> bool:
 
 
 def evolve(
-    config: FogelSettings = PAPER_EXPERIMENT,
+    settings: FogelSettings = PAPER_EXPERIMENT,
     seed: int = 1,
     progress: bool | str = False,
     trials: Sequence[int] | None = None,
@@ -196,7 +201,7 @@ def evolve(
     record_best: bool = False,
     scheduler: object = None,
 ) -> EvolutionRun:
-    """Run ``config.trials`` independent trials of evolutionary programming together (chapter 6).
+    """Run ``settings.trials`` independent trials of evolutionary programming together (chapter 6).
 
     Each generation: every parent makes one mutated offspring; all 2P networks play 32 games against
     the rule base; each is compared with ``comparisons`` others; the P with most points survive. All
@@ -204,7 +209,7 @@ def evolve(
 
     Parameters
     ----------
-    config
+    settings
         The experiment (default: the paper's).
     seed
         Seed of the whole run; trial ``t`` uses the ``t``-th generator of :func:`trial_generators`.
@@ -223,25 +228,25 @@ def evolve(
         ``"tcp://10.0.0.5:8786"`` uses a running one (see :class:`evolving_ttt.parallel.TaskRunner`). The
         result is the same bits.
     """
-    check_instance(config, FogelSettings, "config", "a FogelSettings")
+    check_instance(settings, FogelSettings, "settings", "a FogelSettings")
     keep_freed_memory()
-    all_rngs = trial_generators(seed, config.trials)
-    chosen_trials = list(range(config.trials)) if trials is None else check_numbers(trials, "trials")
-    if not chosen_trials or any(not 0 <= t < config.trials for t in chosen_trials):
-        raise ValueError(f"trials must be trial numbers from 0 to {config.trials - 1}; got {trials!r}")
+    all_rngs = trial_generators(seed, settings.trials)
+    chosen_trials = list(range(settings.trials)) if trials is None else check_numbers(trials, "trials")
+    if not chosen_trials or any(not 0 <= t < settings.trials for t in chosen_trials):
+        raise ValueError(f"trials must be trial numbers from 0 to {settings.trials - 1}; got {trials!r}")
     if len(set(chosen_trials)) != len(chosen_trials):
         raise ValueError(f"trials must not repeat a trial number (each trial has one generator); got {trials!r}")
     if check_count(workers, "workers") > 1 or scheduler is not None:
-        rule_d_lines = config.rules.rule_d_lines
+        rule_d_lines = settings.rules.rule_d_lines
         parts = run_shared(
-            partial(_evolve_share, config, seed, record_best), chosen_trials, workers, scheduler, progress,
-            f"{len(chosen_trials)} trials x {config.generations} generations",
+            partial(_evolve_share, settings, seed, record_best), chosen_trials, workers, scheduler, progress,
+            f"{len(chosen_trials)} trials x {settings.generations} generations",
             # The engine's lookup tables, built before forking, so that all processes share one copy of them.
             lambda: (engine_steps(rule_d_lines), engine_steps(), x_turn_square_codes(), endgame(rule_d_lines)),
         )  # fmt: skip
         return merge_runs(parts)
     rngs = [all_rngs[t] for t in chosen_trials]
-    T, P, G, q = len(rngs), config.parents, config.generations, config.selection.comparisons
+    T, P, G, q = len(rngs), settings.parents, settings.generations, settings.selection.comparisons
     parents = random_population(rngs[0], P).reshape(1, P)
     parents = concatenate_populations([parents] + [random_population(r, P).reshape(1, P) for r in rngs[1:]])
     n = 2 * P
@@ -261,7 +266,7 @@ def evolve(
     for g in steps:
         for rng, trial_buffer in zip(rngs, trial_buffers, strict=True):
             draw_generation(rng, P, q, out=trial_buffer)
-        step = generation_step(parents, buffer, config.rules, config.mutation, config.selection, openings)
+        step = generation_step(parents, buffer, settings.rules, settings.mutation, settings.selection, openings)
         best[:, g] = step.scores.max(axis=-1)
         mean[:, g] = step.scores.mean(axis=-1)
         hidden[:, g] = step.scored.hidden_count.mean(axis=-1)
@@ -271,21 +276,21 @@ def evolve(
     final_points = np.take_along_axis(step.points, step.chosen, axis=-1)
     best_networks = concatenate_populations(leaders, axis=1) if record_best else None
     return EvolutionRun(
-        config, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points, best_networks
+        settings, int(seed), tuple(chosen_trials), best, mean, hidden, parents, final_points, best_networks
     )
 
 
-def _evolve_share(config: FogelSettings, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
+def _evolve_share(settings: FogelSettings, seed: int, record_best: bool, trials: list[int], progress) -> EvolutionRun:
     """One worker's share of :func:`evolve`: these trials, in this process."""
-    return evolve(config, seed, progress, trials, 1, record_best)
+    return evolve(settings, seed, progress, trials, 1, record_best)
 
 
 RECORDED_NETWORK_BYTES = 8 * (N_WEIGHTS_PADDED + 1)
 """Bytes of one padded network kept in a run's record (199 weights and biases, and its hidden count)."""
 
 
-def estimated_memory(config: FogelSettings, workers: int = 1, record_best: bool = False) -> int:
-    """A generous estimate of the peak memory, in bytes, that :func:`evolve` needs for ``config`` (chapter 6).
+def estimated_memory(settings: FogelSettings, workers: int = 1, record_best: bool = False) -> int:
+    """A generous estimate of the peak memory, in bytes, that :func:`evolve` needs for ``settings`` (chapter 6).
 
     Fitted to measured peaks on the project machine (Python 3.11, numpy 2.4): about 60 MB of interpreter
     and tables per process, 20 kB per parent and trial for the games of a generation, and the table of
@@ -297,13 +302,13 @@ def estimated_memory(config: FogelSettings, workers: int = 1, record_best: bool 
     whose estimate exceeds most of the machine's memory instead of failing with a ``MemoryError`` part way.
     The estimate is capped at :data:`MEMORY_ESTIMATE_CAP`.
     """
-    check_instance(config, FogelSettings, "config", "a FogelSettings")
-    processes = max(1, min(check_count(workers, "workers"), config.trials))
-    trials_per_process = -(-config.trials // processes)
-    parents = config.parents
+    check_instance(settings, FogelSettings, "settings", "a FogelSettings")
+    processes = max(1, min(check_count(workers, "workers"), settings.trials))
+    trials_per_process = -(-settings.trials // processes)
+    parents = settings.parents
     per_process = 60_000_000 + 20_000 * trials_per_process * parents + 40 * parents**2
     per_trial_and_generation = 3 * 8 + (RECORDED_NETWORK_BYTES if record_best else 0)
-    record = 3 * config.trials * config.generations * per_trial_and_generation
+    record = 3 * settings.trials * settings.generations * per_trial_and_generation
     return min(processes * per_process + record, MEMORY_ESTIMATE_CAP)  # whole numbers: no float overflow
 
 
@@ -341,22 +346,22 @@ def _read_run(fields: Fields) -> EvolutionRun:
     check_record_format(fields, RUN_FORMAT, RUN_VERSION, hint)
     if not fields.has("trial_numbers") and hint:
         raise fields.fail("trial_numbers", f"is missing: this is not a {RUN_KIND}{hint}")
-    config = fields.settings("config", FogelSettings)
+    settings = fields.settings("config", FogelSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
-    trials = fields.array("trial_numbers", "i", (None,), 0, config.trials - 1)
+    trials = fields.array("trial_numbers", "i", (None,), 0, settings.trials - 1)
     if trials.size == 0 or len(set(trials.tolist())) != trials.size:
         raise fields.fail("trial_numbers", f"must be distinct trial numbers, at least one; got {trials.tolist()}")
-    T, G, P = trials.size, config.generations, config.parents
-    payoff = config.selection.payoff
+    T, G, P = trials.size, settings.generations, settings.parents
+    payoff = settings.selection.payoff
     margin = 1e-9 * GAMES_PER_EVALUATION * max(1.0, *(abs(v) for v in payoff))  # rounding of a sum of 32 payoffs
     low, high = GAMES_PER_EVALUATION * min(payoff) - margin, GAMES_PER_EVALUATION * max(payoff) + margin
     best_score, mean_score = (fields.numbers(name, (T, G), low, high) for name in ("best_score", "mean_score"))
     mean_hidden = fields.numbers("mean_hidden", (T, G), MIN_HIDDEN, MAX_HIDDEN)
-    final_points = fields.array("final_points", "i", (T, P), 0, config.selection.comparisons)
+    final_points = fields.array("final_points", "i", (T, P), 0, settings.selection.comparisons)
     final_parents = _read_population(fields, "final", (T, P))
     recorded = any(fields.has(f"best_{name}") for name in POPULATION_FIELDS)
     best_networks = _read_population(fields, "best", (T, G)) if recorded else None
-    return EvolutionRun(config, seed, tuple(trials.tolist()), best_score, mean_score, mean_hidden, final_parents,
+    return EvolutionRun(settings, seed, tuple(trials.tolist()), best_score, mean_score, mean_hidden, final_parents,
                         final_points, best_networks)  # fmt: skip
 
 
@@ -371,9 +376,9 @@ def save_run(run: EvolutionRun, path: str | Path) -> None:
         of the wrong shape, a score outside the payoffs' range...): nothing is written then.
     """
     check_instance(run, EvolutionRun, "run", "an EvolutionRun")
-    check_instance(run.config, FogelSettings, "run.config", "a FogelSettings")
+    check_instance(run.settings, FogelSettings, "run.settings", "a FogelSettings")
     path = check_path(path)
-    values = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": json.dumps(run.config.as_dict()),
+    values = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": json.dumps(run.settings.as_dict()),
               "seed": run.seed, "trial_numbers": run.trial_numbers, "best_score": run.best_score,
               "mean_score": run.mean_score, "mean_hidden": run.mean_hidden,
               "final_points": run.final_points}  # fmt: skip
@@ -394,7 +399,7 @@ def load_run(path: str | Path) -> EvolutionRun:
     """Read a run written by :func:`save_run`, checking every array (chapter 6).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text ``"fogel-run"``),
-    ``version`` (1), ``config`` (the JSON text of :meth:`FogelSettings.as_dict`), ``seed`` (a whole number
+    ``version`` (1), ``settings`` (the JSON text of :meth:`FogelSettings.as_dict`), ``seed`` (a whole number
     from 0 to 2**63 - 1), ``trial_numbers`` (T distinct trial numbers of the configuration), ``best_score``,
     ``mean_score`` (T x generations, within 32 times the lowest and highest payoff), ``mean_hidden``
     (T x generations, from 1 to 10), ``final_points`` (T x parents whole numbers from 0 to the comparisons),
@@ -416,7 +421,7 @@ def load_run(path: str | Path) -> EvolutionRun:
 
 
 def run_experiment(
-    config: FogelSettings = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
+    settings: FogelSettings = PAPER_EXPERIMENT, seed: int = 1, progress: bool | str = True, workers: int | None = None
 ) -> EvolutionRun:
     """A full experiment as the chapters run it: all cores, every generation's best network kept (chapter 6).
 
@@ -429,13 +434,13 @@ def run_experiment(
     """
     import os
 
-    check_instance(config, FogelSettings, "config", "a FogelSettings")
+    check_instance(settings, FogelSettings, "settings", "a FogelSettings")
     seed = check_seed(seed)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check_count(workers, "workers")
     return cached_run(
-        "run", {"config": config.as_dict(), "seed": seed}, ".npz",
-        lambda: evolve(config, seed=seed, progress=progress, workers=workers, record_best=True), save_run, load_run,
+        "run", {"settings": settings.as_dict(), "seed": seed}, ".npz",
+        lambda: evolve(settings, seed=seed, progress=progress, workers=workers, record_best=True), save_run, load_run,
     )  # fmt: skip
 
 
@@ -447,6 +452,6 @@ def champion_provenance(run: EvolutionRun, trial: int = 0) -> dict:
         "description": f"Best final parent of trial {trial} (ranked first by the last selection)",
         "seed": run.seed,
         "trial": trial,
-        "generation": run.config.generations,
-        "experiment": run.config.as_dict(),
+        "generation": run.settings.generations,
+        "experiment": run.settings.as_dict(),
     }

@@ -70,9 +70,9 @@ def reading_measures(run: EvolutionRun) -> dict[str, np.ndarray]:
     if run.best_networks is None:
         raise ValueError("run must keep every generation's best network (record_best=True, as run_experiment does)")
     paper_mean, paper_var = exact_scores(run.final_parents)
-    own_mean, own_var = (paper_mean, paper_var) if run.config.rules == PAPER_RULES else exact_scores(
-        run.final_parents, run.config.rules)  # fmt: skip
-    never = [tree_counts(game_tree(network_player(run.final_parents.network((t, 0))), run.config.rules))["losses"]
+    own_mean, own_var = (paper_mean, paper_var) if run.settings.rules == PAPER_RULES else exact_scores(
+        run.final_parents, run.settings.rules)  # fmt: skip
+    never = [tree_counts(game_tree(network_player(run.final_parents.network((t, 0))), run.settings.rules))["losses"]
              == 0 for t in range(len(run.trial_numbers))]  # fmt: skip
     return {
         "best_score": run.best_score, "plotted_paper": exact_scores(run.best_networks)[0],
@@ -89,13 +89,13 @@ def write_fogel_readings(path: str | Path = READINGS_FILE, seed: int = 1,
     check_provenance(provenance, ("format", "version", "seed", *MEASURES), "a saved-readings file")
     seed = check_seed(seed)
     readings = fogel_readings() if readings is None else readings
-    configs = list(readings.values())
-    if len({(c.trials, c.generations, c.parents) for c in configs}) != 1:
+    every = list(readings.values())
+    if len({(c.trials, c.generations, c.parents) for c in every}) != 1:
         raise ValueError("every reading must have the same trials, generations and parents, to be stacked")
-    measured = [reading_measures(run_experiment(config, seed, progress and name, workers))
-                for name, config in readings.items()]  # fmt: skip
+    measured = [reading_measures(run_experiment(settings, seed, progress and name, workers))
+                for name, settings in readings.items()]  # fmt: skip
     arrays: dict[str, Any] = {"format": np.array(READINGS_FORMAT), "version": np.array(1), "seed": np.array(seed)}
-    arrays |= {f"config_{k}": np.array(json.dumps(config.as_dict())) for k, config in enumerate(configs)}
+    arrays |= {f"config_{k}": np.array(json.dumps(settings.as_dict())) for k, settings in enumerate(every)}
     arrays |= {name: np.stack([m[name] for m in measured]) for name in MEASURES}
     arrays |= {name: np.array(str(value)) for name, value in provenance.items()}
     save_npz(path, arrays, "saved readings")
@@ -109,8 +109,13 @@ class SavedReadings:
     a dict from reading name to its array (trials first)."""
 
     seed: int
-    configs: dict[str, FogelSettings]
+    settings: dict[str, FogelSettings]
     measures: dict[str, dict[str, np.ndarray]]
+
+    @property
+    def configs(self) -> dict[str, FogelSettings]:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
     def __getitem__(self, measure: str) -> dict[str, np.ndarray]:
         return self.measures[measure]
@@ -132,8 +137,8 @@ def load_fogel_readings(path: str | Path = READINGS_FILE,
         raise fields.fail("format", f"must be {READINGS_FORMAT!r}")
     fields.integer("version", 1, 1)
     seed = fields.integer("seed", 0)
-    for k, config in enumerate(readings.values()):
-        if fields.settings(f"config_{k}", FogelSettings) != config:
+    for k, settings in enumerate(readings.values()):
+        if fields.settings(f"config_{k}", FogelSettings) != settings:
             raise fields.fail(f"config_{k}", f"must be the settings of the reading {list(readings)[k]!r}")
     if fields.has(f"config_{len(readings)}"):
         raise fields.fail(f"config_{len(readings)}", f"is one reading too many; the file holds {len(readings)}")
@@ -176,8 +181,8 @@ def recheck_fogel_readings(saved: SavedReadings, trials: tuple[int, ...] = (0,))
     number with ``saved``, bit for bit."""
     start = time.perf_counter()
     values = same = 0
-    for name, config in saved.configs.items():
-        run = evolve(config, seed=saved.seed, trials=list(trials), record_best=True)
+    for name, settings in saved.settings.items():
+        run = evolve(settings, seed=saved.seed, trials=list(trials), record_best=True)
         for measure, again in reading_measures(run).items():
             kept = saved[measure][name][list(trials)]
             values += again.size

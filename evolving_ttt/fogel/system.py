@@ -101,7 +101,7 @@ def trial_of(run: EvolutionRun, row: int) -> EvolutionRun:
     """Row ``row`` of ``run`` as a run of that trial alone."""
     one = slice(row, row + 1)
     return EvolutionRun(
-        run.config, run.seed, (run.trial_numbers[row],), run.best_score[one], run.mean_score[one],
+        run.settings, run.seed, (run.trial_numbers[row],), run.best_score[one], run.mean_score[one],
         run.mean_hidden[one], run.final_parents[one], run.final_points[one],
         None if run.best_networks is None else run.best_networks[one],
     )  # fmt: skip
@@ -266,7 +266,7 @@ def describe(settings: FogelSettings) -> str:
 
 def summary(record: EvolutionRun) -> str:
     final = record.best_score[:, -1]
-    payoff, games = record.config.selection.payoff, GAMES_PER_EVALUATION
+    payoff, games = record.settings.selection.payoff, GAMES_PER_EVALUATION
     return (f"mean best score in the last generation {final.mean():.2f} (trials range {final.min():g} to "
             f"{final.max():g}; sampled: the points of {games} random games against the rule base, from "
             f"{games * min(payoff):g} to {games * max(payoff):g}; `evaluate` gives a network's exact expected "

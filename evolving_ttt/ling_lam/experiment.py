@@ -220,7 +220,7 @@ class TrainingRun:
 
     Attributes
     ----------
-    method, config, seed
+    method, settings, seed
         What was run.
     best_fitness
         (S, T + 1) each run's best fitness so far, at the start and after every iteration (see
@@ -237,7 +237,7 @@ class TrainingRun:
     """
 
     method: str
-    config: LingLamSettings
+    settings: LingLamSettings
     seed: int
     best_fitness: np.ndarray
     champions: np.ndarray
@@ -247,6 +247,11 @@ class TrainingRun:
     population_best: np.ndarray | None = None
 
     @property
+    def config(self) -> LingLamSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
+
+    @property
     def iterations(self) -> np.ndarray:
         """The iteration of each column of ``best_fitness``."""
         return np.arange(self.best_fitness.shape[1]) * self.curve_step
@@ -254,52 +259,53 @@ class TrainingRun:
     def network(self, run: int | None = None) -> TrainedNetwork:
         """The trained network of run ``run`` (default: the fittest run, the first of equals)."""
         run = int(np.argmax(self.champion_fitness)) if run is None else run
-        return TrainedNetwork(METHODS[self.method][0], self.champions[run], self.config.order)  # hidden: from genes
+        return TrainedNetwork(METHODS[self.method][0], self.champions[run], self.settings.order)  # hidden: from genes
 
     def provenance(self, run: int | None = None) -> dict:
         run = int(np.argmax(self.champion_fitness)) if run is None else run
         return {"fitness": float(self.champion_fitness[run]), "seed": self.seed, "run": run,
-                "iterations": self.config.iterations, "experiment": self.config.as_dict()}  # fmt: skip
+                "iterations": self.settings.iterations, "experiment": self.settings.as_dict()}  # fmt: skip
 
 
-def _check_run_call(method: object, config: object, seed: object, progress: object) -> None:
+def _check_run_call(method: object, settings: object, seed: object, progress: object) -> None:
     """Raise ``ValueError`` naming the argument of :func:`train` or :func:`run_training` that is wrong."""
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {tuple(METHODS)}; got {method!r:.60}")
-    check_instance(config, LingLamSettings, "config", "a LingLamSettings")
+    check_instance(settings, LingLamSettings, "settings", "a LingLamSettings")
     check_count(seed, "seed", 0)
     if not isinstance(progress, (bool, str)):
         raise ValueError(f"progress must be True, False or a label (a str); got {type(progress).__name__}")
 
 
-def _train_share(method: str, config: LingLamSettings, seed: int, runs: list[int], progress,
+def _train_share(method: str, settings: LingLamSettings, seed: int, runs: list[int], progress,
                  engine: str = "auto") -> GARun:  # fmt: skip
     """One worker's share of :func:`train`: these runs of ``method`` in this process, on ``engine``
     (:data:`~evolving_ttt.ling_lam.engine.ENGINES`)."""
-    rngs = [method_generators(seed, method, config.seeds)[s] for s in runs]
+    rngs = [method_generators(seed, method, settings.seeds)[s] for s in runs]
     kind, algorithm = METHODS[method]
-    evaluate = fitness_function(kind, config.training(), config.order)
+    evaluate = fitness_function(kind, settings.training(), settings.order)
     run = improved_ga_lockstep if algorithm == "improved" else traditional_ga_lockstep
-    return run(evaluate, gene_count(kind, config.hidden), rngs, config.settings(method), progress, engine)
+    return run(evaluate, gene_count(kind, settings.hidden), rngs, settings.settings(method), progress, engine)
 
 
-def train(method: str, config: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
+def train(method: str, settings: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = False,
           workers: int = 1, scheduler: object = None, engine: str = "auto") -> TrainingRun:  # fmt: skip
-    """Train ``config.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
+    """Train ``settings.seeds`` networks by ``method`` (:data:`METHODS`) in lockstep, over ``workers`` processes.
 
     Run s draws only from its own generator (:func:`method_generators`), so the result is the same, bit
     for bit, for any number of workers, or on a Dask cluster (``scheduler``: ``"local"`` or a scheduler's
     address, see :class:`evolving_ttt.parallel.TaskRunner`). The bar follows this process's share of the runs.
     ``engine`` (:data:`~evolving_ttt.ling_lam.engine.ENGINES`) changes the speed only, never a bit.
     """
-    _check_run_call(method, config, seed, progress)
-    config.settings(method)  # checks the method
-    label = progress if isinstance(progress, str) else f"{method}: {config.seeds} runs x {config.iterations} iterations"
-    share = partial(_train_share, method, config, seed, engine=engine)
-    parts = run_shared(share, list(range(config.seeds)), workers, scheduler, progress and label, label,
-                       config.training)  # fmt: skip
+    _check_run_call(method, settings, seed, progress)
+    settings.settings(method)  # checks the method
+    runs = f"{settings.seeds} runs x {settings.iterations} iterations"
+    label = progress if isinstance(progress, str) else f"{method}: {runs}"
+    share = partial(_train_share, method, settings, seed, engine=engine)
+    parts = run_shared(share, list(range(settings.seeds)), workers, scheduler, progress and label, label,
+                       settings.training)  # fmt: skip
     return TrainingRun(
-        method, config, int(seed), np.concatenate([p.best_fitness for p in parts]),
+        method, settings, int(seed), np.concatenate([p.best_fitness for p in parts]),
         np.concatenate([p.champions for p in parts]), np.concatenate([p.champion_fitness for p in parts]),
         parts[0].evaluations, 1, np.concatenate([p.population_best for p in parts]),
     )  # fmt: skip
@@ -322,18 +328,18 @@ def _check_runs(runs: object, labels: str) -> None:
         check_instance(run, TrainingRun, f"runs[{label!r}]", "a TrainingRun (train returns one)")
 
 
-def _training_run(fields: Fields, name: Callable[[str], str], method: str, config: LingLamSettings,
+def _training_run(fields: Fields, name: Callable[[str], str], method: str, settings: LingLamSettings,
                   curve_step: int) -> TrainingRun:  # fmt: skip
     """A run's fields, checked against its settings: the loaders' rules (and so the savers')."""
-    if config.iterations % curve_step:
-        raise fields.fail(name("curve_step"), f"is {curve_step}; it must divide the {config.iterations} iterations")
-    seeds, points = config.seeds, config.iterations // curve_step + 1
+    if settings.iterations % curve_step:
+        raise fields.fail(name("curve_step"), f"is {curve_step}; it must divide the {settings.iterations} iterations")
+    seeds, points = settings.seeds, settings.iterations // curve_step + 1
     seed = fields.integer(name("seed"), 0)
     evaluations = fields.integer(name("evaluations"), 0)
     best = fields.numbers(name("best_fitness"), (seeds, points), 0.0, 1.0)
     if np.any(np.diff(best, axis=1) < 0):
         raise fields.fail(name("best_fitness"), "falls somewhere; it is the best fitness so far")
-    champions = fields.numbers(name("champions"), (seeds, gene_count(METHODS[method][0], config.hidden)), -1.0, 1.0)
+    champions = fields.numbers(name("champions"), (seeds, gene_count(METHODS[method][0], settings.hidden)), -1.0, 1.0)
     champion_fitness = fields.numbers(name("champion_fitness"), (seeds,), 0.0, 1.0)
     if not np.array_equal(champion_fitness, best[:, -1]):
         raise fields.fail(name("champion_fitness"), "differs from the last column of best_fitness")
@@ -342,7 +348,7 @@ def _training_run(fields: Fields, name: Callable[[str], str], method: str, confi
         population_best = fields.numbers(name("population_best"), (seeds, points), 0.0, 1.0)
         if np.any(population_best > best):
             raise fields.fail(name("population_best"), "exceeds the best fitness so far")
-    return TrainingRun(method, config, seed, best, champions, champion_fitness, evaluations, curve_step,
+    return TrainingRun(method, settings, seed, best, champions, champion_fitness, evaluations, curve_step,
                        population_best)  # fmt: skip
 
 
@@ -361,9 +367,9 @@ def _training_runs(path: Path, data: dict[str, np.ndarray]) -> dict[str, Trainin
         raise fields.fail(unknown[0], f"belongs to no method listed in 'methods' ({methods})")
     runs = {}
     for method in methods:
-        config = fields.settings(f"{method}/config", LingLamSettings)
+        settings = fields.settings(f"{method}/config", LingLamSettings)
         curve_step = fields.integer(f"{method}/curve_step", 1)
-        runs[method] = _training_run(fields, lambda n, m=method: f"{m}/{n}", method, config, curve_step)
+        runs[method] = _training_run(fields, lambda n, m=method: f"{m}/{n}", method, settings, curve_step)
     return runs
 
 
@@ -379,7 +385,7 @@ def save_training_runs(runs: dict[str, TrainingRun], path: str | Path) -> None:
     for method, run in runs.items():
         if run.method != method:
             raise ValueError(f"runs must be keyed by their method; the run under {method!r} is a {run.method!r} run")
-        arrays |= {f"{method}/config": json.dumps(run.config.as_dict()), f"{method}/seed": run.seed,
+        arrays |= {f"{method}/config": json.dumps(run.settings.as_dict()), f"{method}/seed": run.seed,
                    f"{method}/best_fitness": run.best_fitness, f"{method}/champions": run.champions,
                    f"{method}/champion_fitness": run.champion_fitness, f"{method}/evaluations": run.evaluations,
                    f"{method}/curve_step": run.curve_step}  # fmt: skip
@@ -411,7 +417,7 @@ def load_training_runs(path: str | Path) -> dict[str, TrainingRun]:
     return _training_runs(path, read_npz(path, TRAINING_RUNS_KIND))
 
 
-def run_training(method: str, config: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
+def run_training(method: str, settings: LingLamSettings = PAPER_LING_LAM, seed: int = 1, progress: bool | str = True,
                  workers: int | None = None) -> TrainingRun:  # fmt: skip
     """:func:`train` on all cores, shared between the chapters of one build (chapter 17).
 
@@ -419,11 +425,11 @@ def run_training(method: str, config: LingLamSettings = PAPER_LING_LAM, seed: in
     a finished run is saved there under a name derived from its method, settings and seed, and a later
     call with the same arguments reads it back.
     """
-    _check_run_call(method, config, seed, progress)
+    _check_run_call(method, settings, seed, progress)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     return cached_run(
-        "ling-lam", {"method": method, "config": config.as_dict(), "seed": int(seed)}, ".npz",
-        lambda: train(method, config, seed, progress, workers),
+        "ling-lam", {"method": method, "settings": settings.as_dict(), "seed": int(seed)}, ".npz",
+        lambda: train(method, settings, seed, progress, workers),
         lambda run, path: save_training_runs({method: run}, path), lambda path: load_training_runs(path)[method],
     )  # fmt: skip
 
@@ -468,9 +474,9 @@ def save_runs_summary(
         if curve_step % run.curve_step:
             raise ValueError(f"curve_step {curve_step} must be a multiple of the curve_step of run {label!r} "
                              f"({run.curve_step}; a full run has 1)")  # fmt: skip
-        if run.config.iterations % curve_step:
-            raise ValueError(f"curve_step {curve_step} must divide the {run.config.iterations} iterations")
-        methods[label] = {"method": run.method, "experiment": run.config.as_dict(), "seed": run.seed,
+        if run.settings.iterations % curve_step:
+            raise ValueError(f"curve_step {curve_step} must divide the {run.settings.iterations} iterations")
+        methods[label] = {"method": run.method, "experiment": run.settings.as_dict(), "seed": run.seed,
                           "evaluations": run.evaluations,
                            "champion_fitness": run.champion_fitness.tolist(), "champions": run.champions.tolist(),
                            "best_fitness": run.best_fitness[:, :: curve_step // run.curve_step].tolist()}  # fmt: skip
@@ -506,8 +512,8 @@ def load_runs_summary(path: str | Path) -> tuple[dict[str, TrainingRun], dict]:
         if unknown:
             raise fields.fail(unknown[0], "is not a field of a run")
         method = fields.text("method", tuple(METHODS))
-        config = fields.config("experiment", LingLamSettings)
-        runs[label] = _training_run(fields, lambda n: n, method, config, curve_step)
+        settings = fields.config("experiment", LingLamSettings)
+        runs[label] = _training_run(fields, lambda n: n, method, settings, curve_step)
     top.provenance(texts=("command", "description"))
     top.optional(top.texts, "commands")
     provenance = {k: v for k, v in record.items() if k not in RUNS_FIELDS}
@@ -678,13 +684,13 @@ def two_by_two_positions() -> np.ndarray:
     return tables.boards[keep]
 
 
-def estimated_memory(config: LingLamSettings, methods: int = 2) -> int:
-    """A generous estimate of the peak memory, in bytes, of training ``methods`` methods for ``config`` (chapter 17).
+def estimated_memory(settings: LingLamSettings, methods: int = 2) -> int:
+    """A generous estimate of the peak memory, in bytes, of training ``methods`` methods for ``settings`` (chapter 17).
 
     Fitted to measured peaks on the project machine: about 60 MB of interpreter and tables, and per seed 2.7 MB
     for its populations and positions and 100 bytes per iteration for its curves, for each method held at the
     end. The command line refuses runs whose estimate exceeds most of the machine's memory.
     """
-    check_instance(config, LingLamSettings, "config", "a LingLamSettings")
+    check_instance(settings, LingLamSettings, "settings", "a LingLamSettings")
     check_count(methods, "methods")
-    return int(60e6 + methods * config.seeds * (2.7e6 + 100 * config.iterations))
+    return int(60e6 + methods * settings.seeds * (2.7e6 + 100 * settings.iterations))

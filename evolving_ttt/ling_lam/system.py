@@ -352,7 +352,7 @@ def write_outputs(record: dict[str, TrainingRun], args: argparse.Namespace, path
     written = {"--data-dir (runs)": f"{', '.join(record)}: every run's network, fitness and curve"}
     for method, run in record.items():
         save_trained_network(run.network(), paths[f"--data-dir ({method})"], **run.provenance())
-        written[f"--data-dir ({method})"] = f"the fittest of the {run.config.seeds} {method} runs"
+        written[f"--data-dir ({method})"] = f"the fittest of the {run.settings.seeds} {method} runs"
     return written
 
 

@@ -219,16 +219,16 @@ MohammadiConfig = MohammadiSettings  # old name, kept for one release
 
 
 def playat_bonus_counts(
-    programs: Sequence[gp.PrimitiveTree], config: MohammadiSettings, counts: np.ndarray | None = None
+    programs: Sequence[gp.PrimitiveTree], settings: MohammadiSettings, counts: np.ndarray | None = None
 ) -> np.ndarray:
-    """How many times each program earns the PLAY-AT bonus in a double game, by ``config.playat_counted``.
+    """How many times each program earns the PLAY-AT bonus in a double game, by ``settings.playat_counted``.
 
     ``counts``: the programs' PLAY-AT counts if known (the fast engine keeps them); by default they are counted.
     """
     counts = np.array([playat_count(p) for p in programs]) if counts is None else np.asarray(counts)
     if len(counts) != len(programs):
         raise ValueError(f"counts must hold one PLAY-AT count per program ({len(programs)}); got {len(counts)}")
-    return counts if config.playat_counted == "each" else np.minimum(counts, 1)
+    return counts if settings.playat_counted == "each" else np.minimum(counts, 1)
 
 
 # --- Programs: random ones and variation -------------------------------------------------------------------------
@@ -275,44 +275,44 @@ def crossover_anywhere(first: gp.PrimitiveTree, second: gp.PrimitiveTree) -> tup
     return first, second
 
 
-def variation_operators(config: MohammadiSettings):
+def variation_operators(settings: MohammadiSettings):
     """DEAP's crossover and our root-preserving mutation, both under DEAP's ``staticLimit`` on height (chapter 18).
 
     Returns ``(crossover, mutation)``: ``crossover(a, b) -> [a', b']`` and ``mutation(a) -> [a']``, which
-    change their arguments in place, as DEAP's operators do; a child taller than ``config.depth_limit`` is
+    change their arguments in place, as DEAP's operators do; a child taller than ``settings.depth_limit`` is
     replaced by a copy of one of its parents.
     """
-    limit = gp.staticLimit(key=program_height, max_value=config.depth_limit)
+    limit = gp.staticLimit(key=program_height, max_value=settings.depth_limit)
 
     def grow(pset):
-        return gp.genGrow(pset, 0, config.mutation_depth)
+        return gp.genGrow(pset, 0, settings.mutation_depth)
 
-    crossover = limit(crossover_anywhere if config.crossover_root else gp.cxOnePoint)
+    crossover = limit(crossover_anywhere if settings.crossover_root else gp.cxOnePoint)
     mutation = limit(lambda individual: mutate_below_root(individual, grow, PRIMITIVES))
     return crossover, mutation
 
 
-def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, config: MohammadiSettings) -> list:
+def vary(parents: Sequence[gp.PrimitiveTree], rng: np.random.Generator, settings: MohammadiSettings) -> list:
     """The next population from the parent pool: crossover or reproduction per pair, then mutation (chapter 18).
 
     Parents are taken in pairs in pool order (the pool is already in random order: it follows the
-    individuals' random groups). Each pair is crossed over with probability ``config.crossover`` and
-    copied otherwise; then each child is mutated with probability ``config.mutation``. The parents are
+    individuals' random groups). Each pair is crossed over with probability ``settings.crossover`` and
+    copied otherwise; then each child is mutated with probability ``settings.mutation``. The parents are
     not changed.
     """
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     if isinstance(parents, (str, bytes)) or not isinstance(parents, Sequence):
         raise ValueError(f"parents must be a list of programs; got {type(parents).__name__}")
     for parent in parents:
         check_program(parent, "each parent")
-    crossover, mutation = variation_operators(config)
+    crossover, mutation = variation_operators(settings)
     children = [gp.PrimitiveTree(list(parent)) for parent in parents]
     with deap_random(rng):
         for k in range(0, len(children) - 1, 2):
-            if random.random() < config.crossover:
+            if random.random() < settings.crossover:
                 children[k], children[k + 1] = crossover(children[k], children[k + 1])
         for k in range(len(children)):
-            if random.random() < config.mutation:
+            if random.random() < settings.mutation:
                 (children[k],) = mutation(children[k])
     return children
 
@@ -425,13 +425,13 @@ def holder_wins(a_points, b_points, a_results, b_results, bonus_role: str = "add
 
 
 def play_double_games(
-    tables: np.ndarray, playats: np.ndarray, a: np.ndarray, b: np.ndarray, config: MohammadiSettings
+    tables: np.ndarray, playats: np.ndarray, a: np.ndarray, b: np.ndarray, settings: MohammadiSettings
 ) -> DoubleGames:
     """Double games between programs ``a[k]`` and ``b[k]`` (chapter 18): ``a`` plays X first, then ``b`` does.
 
-    Each side earns the outcome points of :func:`double_game_points`, ``config.playat_bonus`` times its
-    entry of ``playats`` (:func:`playat_bonus_counts`), and ``config.move_bonus`` per move its program
-    made in the two games; ``config.bonus_role`` says how the points decide the winner.
+    Each side earns the outcome points of :func:`double_game_points`, ``settings.playat_bonus`` times its
+    entry of ``playats`` (:func:`playat_bonus_counts`), and ``settings.move_bonus`` per move its program
+    made in the two games; ``settings.bonus_role`` says how the points decide the winner.
     """
     first = play_games(tables, a, b)
     second = play_games(tables, b, a)
@@ -439,20 +439,20 @@ def play_double_games(
     b_results = -a_results
     a_moves = first.x_moves.astype(int) + second.o_moves
     b_moves = first.o_moves.astype(int) + second.x_moves
-    a_points = double_game_points(*a_results.T) + config.playat_bonus * playats[a] + config.move_bonus * a_moves
-    b_points = double_game_points(*b_results.T) + config.playat_bonus * playats[b] + config.move_bonus * b_moves
-    return DoubleGames(a_results, b_results, a_points, b_points, config.bonus_role)
+    a_points = double_game_points(*a_results.T) + settings.playat_bonus * playats[a] + settings.move_bonus * a_moves
+    b_points = double_game_points(*b_results.T) + settings.playat_bonus * playats[b] + settings.move_bonus * b_moves
+    return DoubleGames(a_results, b_results, a_points, b_points, settings.bonus_role)
 
 
-def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiSettings = PAPER_MOHAMMADI):
+def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, settings: MohammadiSettings = PAPER_MOHAMMADI):
     """One double game played move by move through :class:`ProgramPlayer` (the readable version, chapter 18).
 
     Returns ``(a_points, b_points, a_results, b_results)`` as :func:`play_double_games` scores them.
     """
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     check_program(a, "a")
     check_program(b, "b")
-    players = {"a": ProgramPlayer(a, config.taken), "b": ProgramPlayer(b, config.taken)}
+    players = {"a": ProgramPlayer(a, settings.taken), "b": ProgramPlayer(b, settings.taken)}
     results = {"a": [], "b": []}
     moves = {"a": 0, "b": 0}
     for x_name, o_name in (("a", "b"), ("b", "a")):
@@ -471,10 +471,10 @@ def double_game(a: gp.PrimitiveTree, b: gp.PrimitiveTree, config: MohammadiSetti
         outcome = int(tables.winner[index])
         results[x_name].append(outcome)
         results[o_name].append(-outcome)
-    playats = dict(zip("ab", playat_bonus_counts([a, b], config), strict=True))
+    playats = dict(zip("ab", playat_bonus_counts([a, b], settings), strict=True))
     points = {
-        name: float(double_game_points(*results[name])) + config.playat_bonus * playats[name]
-        + config.move_bonus * moves[name]
+        name: float(double_game_points(*results[name])) + settings.playat_bonus * playats[name]
+        + settings.move_bonus * moves[name]
         for name in "ab"
     }  # fmt: skip
     return points["a"], points["b"], tuple(results["a"]), tuple(results["b"])
@@ -526,13 +526,13 @@ class Tournament:
         return self.points / np.maximum(self.double_games, 1)
 
 
-def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, config: MohammadiSettings) -> Tournament:
+def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, settings: MohammadiSettings) -> Tournament:
     """Run every chain: individual ``i`` meets ``groups[i, 0]``, the winner meets ``groups[i, 1]``, ... (chapter 18).
 
     The chains are independent, so step ``r`` of all of them is one batch of double games.
     """
     _check_tables(tables)
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     if not isinstance(groups, np.ndarray) or groups.ndim != 2 or len(groups) != len(tables):
         raise ValueError(f"groups must be an array (programs, group size) of opponents, one row per table; got "
                          f"{type(groups).__name__} {getattr(groups, 'shape', '')}")  # fmt: skip
@@ -543,7 +543,7 @@ def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, conf
     wins = np.zeros(n, dtype=int)
     for r in range(k):
         challenger = groups[:, r]
-        games = play_double_games(tables, playats, holder, challenger, config)
+        games = play_double_games(tables, playats, holder, challenger, settings)
         for players, earned, results in ((holder, games.a_points, games.a_results),
                                          (challenger, games.b_points, games.b_results)):  # fmt: skip
             np.add.at(points, players, earned)
@@ -554,7 +554,7 @@ def tournament(tables: np.ndarray, playats: np.ndarray, groups: np.ndarray, conf
 
 
 def tournament_readable(
-    programs: Sequence[gp.PrimitiveTree], groups: np.ndarray, config: MohammadiSettings = PAPER_MOHAMMADI
+    programs: Sequence[gp.PrimitiveTree], groups: np.ndarray, settings: MohammadiSettings = PAPER_MOHAMMADI
 ) -> np.ndarray:
     """The parent pool of :func:`tournament`, one chain at a time with :func:`double_game` (chapter 18)."""
     winners = []
@@ -562,9 +562,9 @@ def tournament_readable(
         holder = i
         for challenger in group:
             holder_points, challenger_points, holder_results, challenger_results = double_game(
-                programs[holder], programs[challenger], config
+                programs[holder], programs[challenger], settings
             )
-            won = holder_wins(holder_points, challenger_points, holder_results, challenger_results, config.bonus_role)
+            won = holder_wins(holder_points, challenger_points, holder_results, challenger_results, settings.bonus_role)
             holder = holder if won else int(challenger)
         winners.append(holder)
     return np.array(winners)

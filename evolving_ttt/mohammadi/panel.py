@@ -22,7 +22,7 @@ class JudgeSession:
 
     Parameters
     ----------
-    config
+    settings
         The series' settings (``judge`` is ignored: the person judges).
     seed
         Seed of the series.
@@ -43,8 +43,8 @@ class JudgeSession:
         Per candidate, the person's wins, the program's wins and the draws so far in this run.
     """
 
-    def __init__(self, config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> None:
-        self.series = Coevolution(config, seed)
+    def __init__(self, settings: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> None:
+        self.series = Coevolution(settings, seed)
         self.human = O
         self._start_run()
 
@@ -53,7 +53,7 @@ class JudgeSession:
     def _start_run(self) -> None:
         record = self.series.run()
         self.candidates = [parse_program(text) for text in record.candidate_texts()]
-        self.players = [ProgramPlayer(program, self.series.config.taken) for program in self.candidates]
+        self.players = [ProgramPlayer(program, self.series.settings.taken) for program in self.candidates]
         self._pruned: dict[int, str] = {}
         self.fitness = record.fitness[record.candidates]
         self.kept: set[int] = set()
@@ -68,7 +68,7 @@ class JudgeSession:
 
     def candidate_label(self, k: int) -> str:
         """A line describing candidate ``k``: its rank, fitness, size and PLAY-AT count."""
-        best = self.series.config.best_candidates
+        best = self.series.settings.best_candidates
         origin = f"best #{k + 1}" if k < best else f"random #{k - best + 1}"
         program = self.candidates[k]
         return (f"{k}: {origin}, fitness {self.fitness[k]:.1f}, {len(program)} nodes, "
@@ -77,7 +77,7 @@ class JudgeSession:
     def pruned_text(self, k: int) -> str:
         """Candidate ``k`` without the subtrees no board reaches (the same moves), as text; computed once."""
         if k not in self._pruned:
-            self._pruned[k] = program_to_text(prune_program(self.candidates[k], taken=self.series.config.taken))
+            self._pruned[k] = program_to_text(prune_program(self.candidates[k], taken=self.series.settings.taken))
         return self._pruned[k]
 
     def select(self, k: int) -> bool:
@@ -112,8 +112,8 @@ class JudgeSession:
     def next_run(self) -> bool:
         """Start the next run from the ticked candidates and new random programs; then show its candidates."""
         kept = sorted(self.kept)
-        if len(kept) > self.series.config.population:
-            self.status = f"At most {self.series.config.population} programs can be kept."
+        if len(kept) > self.series.settings.population:
+            self.status = f"At most {self.series.settings.population} programs can be kept."
             return False
         self.series.reseed(kept)
         self._start_run()
@@ -289,6 +289,6 @@ class JudgePanel:
         )
 
 
-def judge_panel(config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> JudgePanel:
+def judge_panel(settings: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1) -> JudgePanel:
     """Run a first run and return a :class:`JudgePanel` on its candidates (chapter 19)."""
-    return JudgePanel(JudgeSession(config, seed))
+    return JudgePanel(JudgeSession(settings, seed))

@@ -118,23 +118,23 @@ class BonusTest:
                 "on_points": float(np.mean(self.point_wins))}  # fmt: skip
 
 
-def bonus_test(program: gp.PrimitiveTree, population: Sequence[str], config: MohammadiSettings) -> BonusTest:
+def bonus_test(program: gp.PrimitiveTree, population: Sequence[str], settings: MohammadiSettings) -> BonusTest:
     """Drop ``program`` into ``population`` (program texts) and play a double game against every member.
 
     The program holds the chain (it plays X first); the games and points are those of
-    :func:`~evolving_ttt.mohammadi.coevolution.play_double_games` under ``config`` (its bonuses, their size and
+    :func:`~evolving_ttt.mohammadi.coevolution.play_double_games` under ``settings`` (its bonuses, their size and
     ``bonus_role``) (chapter 23).
     """
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     check_program(program)
     members = programs_from_texts(population)
     if not members:
         raise ValueError("population must hold at least one program text")
     programs = [program, *members]
-    tables = np.stack([program_move_table(p, config.taken) for p in programs])
-    counts = playat_bonus_counts(programs, config)
+    tables = np.stack([program_move_table(p, settings.taken) for p in programs])
+    counts = playat_bonus_counts(programs, settings)
     others = np.arange(1, len(programs))
-    games = play_double_games(tables, counts, np.zeros(len(others), dtype=int), others, config)
+    games = play_double_games(tables, counts, np.zeros(len(others), dtype=int), others, settings)
     own = double_game_points(games.a_results[:, 0], games.a_results[:, 1])
     theirs = double_game_points(games.b_results[:, 0], games.b_results[:, 1])
     return BonusTest(

@@ -108,11 +108,11 @@ class RunRecord:
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, data: dict, config: MohammadiSettings = PAPER_MOHAMMADI) -> RunRecord:
-        """The inverse of :meth:`as_dict` for a run of a series with settings ``config``, every field checked as
+    def from_dict(cls, data: dict, settings: MohammadiSettings = PAPER_MOHAMMADI) -> RunRecord:
+        """The inverse of :meth:`as_dict` for a run of a series with settings ``settings``, every field checked as
         :func:`load_series` checks a file's (``ValueError`` naming the field)."""
-        check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
-        return _run_record(Path("data"), data, 1, config)
+        check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
+        return _run_record(Path("data"), data, 1, settings)
 
 
 @dataclass
@@ -123,16 +123,21 @@ class SeriesRecord:
     for each name of :data:`GENERATION_STATISTICS`; ``runs`` holds a :class:`RunRecord` per run.
     """
 
-    config: MohammadiSettings
+    settings: MohammadiSettings
     seed: int
     statistics: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in GENERATION_STATISTICS})
     runs: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def config(self) -> MohammadiSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
     def curve(self, name: str) -> np.ndarray:
         """One statistic over the generations of the series, shape (runs so far, generations)."""
         if name not in self.statistics:
             raise ValueError(f"no statistic {name!r}; the record has {GENERATION_STATISTICS}")
-        return np.array(self.statistics[name]).reshape(-1, self.config.generations)
+        return np.array(self.statistics[name]).reshape(-1, self.settings.generations)
 
     def champion(self) -> str:
         """The series' champion: the judge's favourite kept program of the last run, or its fittest program
@@ -141,7 +146,7 @@ class SeriesRecord:
         return last.population[last.candidates[series_provenance(self)["candidate"]]]
 
     def as_dict(self) -> dict:
-        return {"config": self.config.as_dict(), "seed": self.seed, "statistics": self.statistics,
+        return {"config": self.settings.as_dict(), "seed": self.seed, "statistics": self.statistics,
                 "runs": [r.as_dict() for r in self.runs]}  # fmt: skip
 
     @classmethod
@@ -176,7 +181,7 @@ class Coevolution:
 
     Parameters
     ----------
-    config
+    settings
         The settings.
     seed
         Seed of the one ``numpy.random.Generator`` every random choice of the series comes from.
@@ -185,25 +190,30 @@ class Coevolution:
         (the default), or "batched", chapter 18's batched interpreter. The record is the same, bit for bit.
     """
 
-    def __init__(self, config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, engine: str = "bitsets") -> None:
-        if not isinstance(config, MohammadiSettings):
-            raise ValueError(f"config must be a MohammadiSettings; got {type(config).__name__}")
-        self.config = config
+    def __init__(self, settings: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, engine: str = "bitsets") -> None:
+        if not isinstance(settings, MohammadiSettings):
+            raise ValueError(f"settings must be a MohammadiSettings; got {type(settings).__name__}")
+        self.settings = settings
         self.seed = check_count(seed, "seed", minimum=0)
         self.engine = check_engine(engine)
         self.rng = np.random.default_rng(seed)
-        self.record = SeriesRecord(config, self.seed)
-        self.population: list[gp.PrimitiveTree] = random_programs(self.rng, config.population, config.initial_depth)
+        self.record = SeriesRecord(settings, self.seed)
+        self.population: list[gp.PrimitiveTree] = random_programs(self.rng, settings.population, settings.initial_depth)
         self._tables = BitsetTables() if engine == "bitsets" else TableCache()
+
+    @property
+    def config(self) -> MohammadiSettings:
+        """The old name of :attr:`settings`, kept for one release (read-only)."""
+        return self.settings
 
     def generation(self):
         """Evaluate the population by its chains, record it, and return the :class:`Tournament`."""
-        config = self.config
-        tables = self._tables.of(self.population, config.taken)
+        settings = self.settings
+        tables = self._tables.of(self.population, settings.taken)
         counts = self._tables.playats if self.engine == "bitsets" else None  # the batched engine counts them
-        playats = playat_bonus_counts(self.population, config, counts)
-        groups = sample_groups(self.rng, config.population, config.group_size)
-        result = tournament(tables, playats, groups, config)
+        playats = playat_bonus_counts(self.population, settings, counts)
+        groups = sample_groups(self.rng, settings.population, settings.group_size)
+        result = tournament(tables, playats, groups, settings)
         for name, value in generation_statistics(self.population, tables, result, counts).items():
             self.record.statistics[name].append(value)
         return result, tables
@@ -213,19 +223,19 @@ class Coevolution:
 
         ``progress`` is called with no argument after each generation (for a progress bar).
         """
-        config = self.config
+        settings = self.settings
         result, tables = self.generation()
-        for _ in range(config.generations - 1):
+        for _ in range(settings.generations - 1):
             if progress is not None:
                 progress()
-            self.population = vary([self.population[i] for i in result.winners], self.rng, config)
+            self.population = vary([self.population[i] for i in result.winners], self.rng, settings)
             result, tables = self.generation()
         if progress is not None:
             progress()
-        candidates = choose_candidates(result.fitness, self.rng, config.best_candidates, config.random_candidates)
+        candidates = choose_candidates(result.fitness, self.rng, settings.best_candidates, settings.random_candidates)
         results = {kind: program_exact_results(tables[candidates], kind) for kind in OPPONENTS}
         sizes = [len(self.population[i]) for i in candidates]
-        verdict = scripted_judge(results["perfect"], results["random"], sizes, config.seeds_kept)
+        verdict = scripted_judge(results["perfect"], results["random"], sizes, settings.seeds_kept)
         record = RunRecord(
             population=[program_to_text(p) for p in self.population],
             heights=np.array([program_height(p) for p in self.population]), fitness=result.fitness, wins=result.wins,
@@ -238,10 +248,10 @@ class Coevolution:
     def judge(self) -> list[int]:
         """The configured judge's picks among the last run's candidates (positions in its candidate list)."""
         last = self.record.runs[-1]
-        keep = self.config.seeds_kept
-        if self.config.judge == "perfect":
+        keep = self.settings.seeds_kept
+        if self.settings.judge == "perfect":
             kept = last.judge_order[:keep]
-        elif self.config.judge == "random":
+        elif self.settings.judge == "random":
             kept = sorted(int(k) for k in self.rng.choice(len(last.candidates), size=keep, replace=False))
         else:
             kept = []
@@ -262,16 +272,16 @@ class Coevolution:
                 raise ValueError(f"kept must list candidate positions 0 to {len(last.candidates) - 1}; got {k!r}")
         if len(set(kept)) != len(kept):
             raise ValueError(f"kept lists a candidate twice: {kept}")
-        if len(kept) > self.config.population:
-            raise ValueError(f"cannot keep {len(kept)} programs in a population of {self.config.population}")
+        if len(kept) > self.settings.population:
+            raise ValueError(f"cannot keep {len(kept)} programs in a population of {self.settings.population}")
         last.kept = [int(k) for k in kept]
         seeds = [parse_program(last.population[last.candidates[k]]) for k in kept]
-        fresh = random_programs(self.rng, self.config.population - len(seeds), self.config.initial_depth)
+        fresh = random_programs(self.rng, self.settings.population - len(seeds), self.settings.initial_depth)
         self.population = seeds + fresh
 
 
 def evolve_series(
-    config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True, engine: str = "bitsets"
+    settings: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True, engine: str = "bitsets"
 ):
     """A whole series with the configured judge between runs; returns its :class:`SeriesRecord` (chapter 19).
 
@@ -279,19 +289,19 @@ def evolve_series(
     built (:class:`Coevolution`); either gives the same record.
     """
     _check_progress(progress)
-    series = Coevolution(config, seed, engine)
+    series = Coevolution(settings, seed, engine)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        label = progress if isinstance(progress, str) else f"{config.judge} judge, seed {seed}"
-        bar = tqdm(total=config.runs * config.generations, desc=label, unit="gen")
+        label = progress if isinstance(progress, str) else f"{settings.judge} judge, seed {seed}"
+        bar = tqdm(total=settings.runs * settings.generations, desc=label, unit="gen")
     try:
-        for run in range(config.runs):
+        for run in range(settings.runs):
             series.run(progress=bar.update if bar is not None else None)
             kept = series.judge()
-            if run + 1 < config.runs:
-                series.reseed(kept if config.judge != "none" else None)
+            if run + 1 < settings.runs:
+                series.reseed(kept if settings.judge != "none" else None)
     finally:
         if bar is not None:
             bar.close()
@@ -322,7 +332,7 @@ def save_series(record: SeriesRecord, path: str | Path) -> None:
     """Write a series record as JSON, whole or not at all, at exactly ``path`` (chapter 19).
 
     Fields: ``format`` (``"mohammadi-series"``), ``version`` (1), then those of :meth:`SeriesRecord.as_dict`:
-    ``config``, ``seed``, ``statistics`` and ``runs``. The record is checked by :func:`load_series`'s rules
+    ``settings``, ``seed``, ``statistics`` and ``runs``. The record is checked by :func:`load_series`'s rules
     first: a record the loader would refuse raises ``ValueError`` and writes nothing.
     """
     check_instance(record, SeriesRecord, "record", "a SeriesRecord (evolve_series returns one)")
@@ -370,13 +380,13 @@ RUN_FIELDS = ("population", "heights", "fitness", "wins", "round_robin", "candid
               "judge_order")  # fmt: skip
 
 
-def _run_record(path: Path, data: object, run: int, config: MohammadiSettings) -> RunRecord:
+def _run_record(path: Path, data: object, run: int, settings: MohammadiSettings) -> RunRecord:
     """Run ``run`` of a series file, every field checked against the settings."""
     fields = Fields(path, data, f"series record, run {run}")
     unknown = sorted(map(str, set(fields.data) - set(RUN_FIELDS)))
     if unknown:
         raise fields.fail(unknown[0], "is not a field of a run")
-    n = config.population
+    n = settings.population
     population = fields.get("population")
     if not isinstance(population, list) or len(population) != n:
         raise fields.fail("population", f"must be a list of the {n} programs' texts")
@@ -391,7 +401,7 @@ def _run_record(path: Path, data: object, run: int, config: MohammadiSettings) -
     heights = _array(fields, "heights", "i", (n,), 0)
     if heights.tolist() != [program_height(program) for program in programs]:
         raise fields.fail("heights", "does not match the programs' heights")
-    shown = config.best_candidates + config.random_candidates
+    shown = settings.best_candidates + settings.random_candidates
     candidates = _integers(fields, "candidates", 0, n - 1, shown)
     results = fields.get("results")
     if not isinstance(results, dict) or sorted(results) != sorted(OPPONENTS):
@@ -432,34 +442,34 @@ def _series_record(path: Path, record: object) -> SeriesRecord:
     unknown = sorted(map(str, set(record) - {"format", "version", "config", "seed", "statistics", "runs"}))
     if unknown:
         raise fields.fail(unknown[0], "is not a field of a series record")
-    config = fields.config("config", MohammadiSettings)
+    settings = fields.config("config", MohammadiSettings)
     seed = fields.integer("seed", 0)
     runs = fields.get("runs")
-    if not isinstance(runs, list) or not 1 <= len(runs) <= config.runs:
-        raise fields.fail("runs", f"must be a list of 1 to {config.runs} runs (the settings' runs)")
+    if not isinstance(runs, list) or not 1 <= len(runs) <= settings.runs:
+        raise fields.fail("runs", f"must be a list of 1 to {settings.runs} runs (the settings' runs)")
     statistics = fields.get("statistics")
     if not isinstance(statistics, dict) or sorted(statistics) != sorted(GENERATION_STATISTICS):
         raise fields.fail("statistics", f"must be an object with exactly the statistics {list(GENERATION_STATISTICS)}")
     where = Fields(path, statistics, "series record, statistics")
-    generations = len(runs) * config.generations
+    generations = len(runs) * settings.generations
     checked = {}
     for name in GENERATION_STATISTICS:
         high = 1.0 if name in SHARE_STATISTICS else None
         checked[name] = _array(where, name, "f", (generations,), 0.0, high).tolist()
-    return SeriesRecord(config, seed, checked, [_run_record(path, r, k + 1, config) for k, r in enumerate(runs)])
+    return SeriesRecord(settings, seed, checked, [_run_record(path, r, k + 1, settings) for k, r in enumerate(runs)])
 
 
-def run_series(config: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
+def run_series(settings: MohammadiSettings = PAPER_MOHAMMADI, seed: int = 1, progress: bool | str = True):
     """:func:`evolve_series`, shared within a build through the ``TTT_RUN_CACHE`` folder (chapter 19).
 
     As :func:`evolving_ttt.fogel.evolution.run_experiment`: when the variable names a folder, a finished
     series is saved there under a name derived from its settings and seed and read back by later calls.
     """
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
     seed = check_count(seed, "seed", minimum=0)
     _check_progress(progress)
-    key = {"mohammadi": config.as_dict(), "seed": int(seed)}
-    compute = lambda: evolve_series(config, seed, progress)
+    key = {"mohammadi": settings.as_dict(), "seed": int(seed)}
+    compute = lambda: evolve_series(settings, seed, progress)
     return cached_run("mohammadi", key, ".json", compute, save_series, load_series)
 
 
@@ -469,12 +479,12 @@ def series_provenance(record: SeriesRecord) -> dict:
     if not record.runs or not len(record.runs[-1].candidates):
         raise ValueError("record has no champion: its last run showed no candidates (or it has no run)")
     last = record.runs[-1]
-    position = last.kept[0] if record.config.judge == "perfect" and last.kept else 0
+    position = last.kept[0] if record.settings.judge == "perfect" and last.kept else 0
     perfect, random = last.results["perfect"][position], last.results["random"][position]
-    judged = record.config.judge == "perfect" and bool(last.kept)
+    judged = record.settings.judge == "perfect" and bool(last.kept)
     how = "the scripted judge's first pick" if judged else "the fittest program of the last generation"
     return {
-        "seed": record.seed, "config": record.config.as_dict(), "run": len(record.runs),
+        "seed": record.seed, "config": record.settings.as_dict(), "run": len(record.runs),
         "candidate": int(position), "chosen_as": how,
         "losses_to_perfect": float(perfect[:, 2].sum()), "wins_against_random": float(random[:, 0].sum()),
     }  # fmt: skip
@@ -486,10 +496,10 @@ DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "book" / "data" / "moham
 """Where chapter 19's champion is saved (chapter 19)."""
 
 
-def series_games(config: MohammadiSettings) -> int:
+def series_games(settings: MohammadiSettings) -> int:
     """Games a series plays in its chains: runs x generations x population x group size x 2 (chapter 19)."""
-    check_instance(config, MohammadiSettings, "config", "a MohammadiSettings")
-    return config.runs * config.generations * config.population * config.group_size * 2
+    check_instance(settings, MohammadiSettings, "settings", "a MohammadiSettings")
+    return settings.runs * settings.generations * settings.population * settings.group_size * 2
 
 
 PROGRAM_FORMAT = "mohammadi-ttt-program"
@@ -533,10 +543,10 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     """Read a program saved by :func:`save_program`; returns ``(program, provenance)`` (chapter 19).
 
     The provenance the book's savers write is checked where present (:data:`PROGRAM_PROVENANCE`): ``taken`` one
-    of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``config`` and ``settings`` objects of
+    of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``settings`` and ``settings`` objects of
     :class:`MohammadiSettings` settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers,
     ``chosen_as`` a text, ``losses_to_perfect`` and ``wins_against_random`` numbers. A player's reading comes from
-    them (``taken``, else the config's), so a field of the wrong type is refused, never replaced by a default.
+    them (``taken``, else the settings's), so a field of the wrong type is refused, never replaced by a default.
 
     Raises
     ------

@@ -117,7 +117,7 @@ save_record, load_record = save_series, load_series
 
 def record_players(record: SeriesRecord) -> list[ProgramPlayer]:
     """The series' champion."""
-    return [ProgramPlayer(parse_program(record.champion()), record.config.taken)]
+    return [ProgramPlayer(parse_program(record.champion()), record.settings.taken)]
 
 
 def record_curves(record: SeriesRecord) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -172,7 +172,7 @@ def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
 
 
 def load_player(path: str | Path) -> tuple[ProgramPlayer, dict]:
-    """A program file; its reading is the provenance's ``taken`` (or its config's), else ``"square"``."""
+    """A program file; its reading is the provenance's ``taken`` (or its settings's), else ``"square"``."""
     program, provenance = load_program(path)
     taken = provenance.get("taken", provenance.get("config", {}).get("taken", "square"))
     if taken not in TAKEN_READINGS:
@@ -199,8 +199,8 @@ def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
 def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
     """Mohammadi's champion program, on either side (chapters 18, 19); the lowest empty square where it is silent."""
     player, provenance = load_player(path)
-    config = provenance.get("config", {})
-    runs, generations = config.get("runs"), config.get("generations")
+    settings = provenance.get("config", {})
+    runs, generations = settings.get("runs"), settings.get("generations")
     training = (f"{runs} runs x {generations} generations of fitnessless co-evolution, 128 programs, and a judge"
                 if runs and generations else "fitnessless co-evolution and a judge")  # fmt: skip
     return ArenaPlayer("Mohammadi champion", title, f"a program of {len(player.program)} nodes",
@@ -290,12 +290,12 @@ def summary(record: SeriesRecord) -> str:
     for number, run in enumerate(record.runs, start=1):
         best = run.results["perfect"][:, :, 2].sum(axis=1).min()
         lines.append(f"  run {number}: mean fitness {run.fitness.mean():.1f} (points over each program's "
-                     f"{record.config.group_size} double games against a random chain, bonuses included); "
+                     f"{record.settings.group_size} double games against a random chain, bonuses included); "
                      f"fewest expected losses to the perfect player among the candidates {best:.3f} of 2 games "
                      "(exact)")  # fmt: skip
     champion = parse_program(record.champion())
     provenance = series_provenance(record)
-    rule_base = program_exact_results([champion], rule_base_policy, taken=record.config.taken)[0]
+    rule_base = program_exact_results([champion], rule_base_policy, taken=record.settings.taken)[0]
     lines.append(f"champion ({provenance['chosen_as']}): {len(champion)} nodes, {playat_count(champion)} PLAY-AT")
     wins, losses = rule_base[:, 0].sum(), rule_base[:, 2].sum()
     lines.append(f"  expected losses to the perfect player {provenance['losses_to_perfect']:.3f} of 2 games; "

@@ -299,8 +299,9 @@ def _json_kind(value: object) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
-def read_record(path: str | Path, file_format: str, kind: str, version: int = 1) -> dict:
-    """The JSON object in ``path`` after checking that it is a ``kind`` of format ``file_format``, version ``version``.
+def read_record(path: str | Path, file_format: str, kind: str, version: int = 1, oldest: int | None = None) -> dict:
+    """The JSON object in ``path`` after checking that it is a ``kind`` of format ``file_format``, of a version from
+    ``oldest`` (default ``version``) to ``version``.
 
     Raises
     ------
@@ -313,20 +314,47 @@ def read_record(path: str | Path, file_format: str, kind: str, version: int = 1)
         raise ValueError(f'{path} is not {kind}: it needs "format": "{file_format}"')
     if record.get("version") is not None and type(record.get("version")) is not int:
         raise ValueError(f"{path}: field 'version' must be a whole number; got {record.get('version')!r:.40}")
-    if record.get("version") != version:
-        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads version {version}")
+    oldest = version if oldest is None else oldest
+    if record.get("version") not in range(oldest, version + 1):
+        reads = f"version {version}" if oldest == version else f"versions {oldest} to {version}"
+        raise ValueError(f"{path}: unsupported version {record.get('version')!r}; this code reads {reads}")
     return record
 
 
-def check_record_format(fields: Fields, file_format: str, version: int, hint: str = "") -> None:
-    """Check the ``format`` and ``version`` arrays of an ``.npz`` record (chapter 6).
+def check_record_format(
+    fields: Fields, file_format: str, version: int, hint: str = "", oldest: int | None = None
+) -> int:
+    """Check the ``format`` and ``version`` arrays of an ``.npz`` record and return its version (chapter 6).
 
-    A record without either is of version 0, written before records named their format, and is read as
-    version 1 (the arrays are the same). ``hint`` is added to the error when the format is another one.
+    The versions read are ``oldest`` (default ``version``) to ``version``. A record without either array is of
+    version 0, written before records named their format, and is read as version 1 (the arrays are the same).
+    ``hint`` is added to the error when the format is another one.
     """
     if not fields.has("format") and not fields.has("version"):
-        return
+        return 0
     found = fields.text("format")
     if found != file_format:
         raise fields.fail("format", f"is {found!r}; expected {file_format!r}{hint}")
-    fields.integer("version", version, version)
+    return fields.integer("version", version if oldest is None else oldest, version)
+
+
+SETTINGS_FIELD, OLD_SETTINGS_FIELD = "settings", "config"
+"""The field a file holds its settings under, and its name in the versions before (issue 36, one vocabulary)."""
+
+
+def settings_field(fields: Fields, version: int, renamed_in: int, prefix: str = "", suffix: str = "") -> str:
+    """The field that holds the settings in a file of ``version``: ``prefix + "config" + suffix`` before version
+    ``renamed_in``, ``prefix + "settings" + suffix`` from it on (the settings were renamed in that version).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the field, if the file holds its settings under the other version's name.
+    """
+    new, old = SETTINGS_FIELD, OLD_SETTINGS_FIELD
+    name, other = (new, old) if version >= renamed_in else (old, new)
+    name, other = prefix + name + suffix, prefix + other + suffix
+    if fields.has(other):
+        before = f"{OLD_SETTINGS_FIELD!r} before version {renamed_in}, {SETTINGS_FIELD!r} from it on"
+        raise fields.fail(other, f"is not a field of version {version}: its settings are under {name!r} ({before})")
+    return name

@@ -75,6 +75,16 @@ def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, r
     assert (check.curve_values - check.curve_same, check.players - check.players_same) == (1, 1)
 
 
+def test_the_writer_writes_version_2_and_a_file_of_version_1_holds_the_settings_as_config(written, tmp_path):
+    record = json.loads(written.read_text())
+    assert record["version"] == 2 and record["settings"] == SMALL.as_dict() and "config" not in record
+    old = {("config" if key == "settings" else key): value for key, value in record.items()} | {"version": 1}
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    new, again = load_al_khateeb_results(written), load_al_khateeb_results(tmp_path / "v1.json")
+    assert again.settings == new.settings == SMALL and again.seed == new.seed
+    assert all(np.array_equal(again.curves[name], new.curves[name]) for name in YARDSTICK_FIELDS)
+
+
 def test_the_recheck_refuses_another_run(written):
     other = run_coevolution(SMALL, seed=4, progress=False, workers=1)
     with pytest.raises(ValueError, match="run must be the run the saved results were made from"):
@@ -93,7 +103,7 @@ def test_the_writer_refuses_bad_arguments_before_running(tmp_path):
     ("change", "message"),
     [
         (lambda r: r.update(format="other"), "field 'format' must be 'al-khateeb-saved-results'"),
-        (lambda r: r.update(version=2), "field 'version' is 2"),
+        (lambda r: r.update(version=3), "field 'version' is 3"),
         (lambda r: r.update(checkpoints=[1, 20]), "field 'checkpoints' must be generation 1 and every 20th to 40"),
         (lambda r: r["curve_rule_base"][0][0][0].__setitem__(0, 0.75), "must hold .* probabilities that sum to 1"),
         (lambda r: r["curve_perfect"][0].pop(), "field 'curve_perfect' is not a regular array"),
@@ -101,8 +111,13 @@ def test_the_writer_refuses_bad_arguments_before_running(tmp_path):
         (lambda r: r.pop("players_x_rules"), "field 'players_x_rules' is missing"),
         (lambda r: r["players_mover_rules"][0].__setitem__(3, "1.5"), "field 'players_mover_rules' must hold numbers"),
         (lambda r: r.update(seed=-1), "field 'seed' is -1"),
+        (lambda r: r.update(config=r.pop("settings")), "field 'config' is not a field of version 2: its settings "
+                                                       "are under 'settings'"),  # fmt: skip
+        (lambda r: r.update(version=1), "field 'settings' is not a field of version 1: its settings are under "
+                                        "'config'"),  # fmt: skip
     ],
-    ids=["format", "version", "checkpoints", "sums", "ragged", "shape", "missing reading", "text", "seed"],
+    ids=["format", "version", "checkpoints", "sums", "ragged", "shape", "missing reading", "text", "seed",
+         "config in version 2", "settings in version 1"],
 )
 def test_a_damaged_file_is_one_value_error_naming_the_file_and_field(written, tmp_path, change, message):
     record = json.loads(written.read_text())
@@ -116,7 +131,11 @@ def test_a_damaged_file_is_one_value_error_naming_the_file_and_field(written, tm
 
 def test_the_committed_file_holds_the_papers_run_and_the_three_other_readings():
     saved = load_al_khateeb_results(RESULTS_FILE)
-    assert saved.settings == PAPER_AL_KHATEEB and saved.seed == 1 and saved.reading_generations == 1000
+    # The committed file is of version 1, which holds the settings as "config"; it is read as it is (one vocabulary).
+    committed = json.loads(RESULTS_FILE.read_text())
+    assert committed["version"] == 1 and "config" in committed and "settings" not in committed
+    assert saved.settings == PAPER_AL_KHATEEB and saved.config is saved.settings
+    assert saved.seed == 1 and saved.reading_generations == 1000
     assert np.array_equal(saved.checkpoints, progress_checkpoints(2000)) and len(saved.checkpoints) == 101
     assert set(saved.curves) == set(YARDSTICK_FIELDS)
     assert [(s.view, s.winning_moves) for s in saved.readings] == [("mover", "rules"), ("x", "evaluator"),

@@ -191,7 +191,8 @@ def check_record_file(path, other):
         return
     record = load_coevolution_run(path)
     said = read_arrays(path)
-    assert record.settings == AlKhateebSettings.from_dict(json.loads(str(said["config"])))
+    stored = said["settings" if "settings" in said else "config"]  # "config" in version 1
+    assert record.settings == AlKhateebSettings.from_dict(json.loads(str(stored)))
     assert record.seed == int(said["seed"]) and record.run_numbers == tuple(said["run_numbers"].tolist())
     for name in RECORD_FIELDS:
         assert np.array_equal(getattr(record, name), said[name]), name
@@ -268,12 +269,12 @@ def first_set(array, value):
         (lambda a: {"run_numbers": np.array([0, 2])}, "'run_numbers' holds 2, above 1"),
         (lambda a: {"seed": np.array(-5)}, "'seed' is -5"),
         (lambda a: {"seed": np.array("5")}, "'seed' must be a whole number"),
-        (lambda a: {"config": np.array("[" * 100_000 + "]" * 100_000)}, "'config' nests too deep"),
-        (lambda a: {"config": np.array('{"runs": 1e400}')}, "'config' holds invalid settings"),
-        (lambda a: {"config": None}, "'config' is missing"),
+        (lambda a: {"settings": np.array("[" * 100_000 + "]" * 100_000)}, "'settings' nests too deep"),
+        (lambda a: {"settings": np.array('{"runs": 1e400}')}, "'settings' holds invalid settings"),
+        (lambda a: {"settings": None}, "'settings' is missing"),
         (lambda a: {"format": np.array("fogel-run")}, "'format' is 'fogel-run'; expected 'al-khateeb-run'"),
         (lambda a: {"format": np.array(3)}, "'format' must be a text"),
-        (lambda a: {"version": np.array(0)}, "'version' is 0; expected 1 to 1"),
+        (lambda a: {"version": np.array(0)}, "'version' is 0; expected 1 to 2"),
         (lambda a: {"format": None}, "'format' is missing"),
     ],
 )
@@ -338,11 +339,30 @@ def test_a_record_of_the_other_system_is_named(tmp_path):
 
 def test_a_record_written_before_the_format_field_loads_the_same(record_file, tmp_path):
     path, record = record_file
-    old = {k: v for k, v in read_arrays(path).items() if k not in ("format", "version")}
+    arrays = read_arrays(path)
+    old = {("config" if k == "settings" else k): v for k, v in arrays.items() if k not in ("format", "version")}
     np.savez_compressed(tmp_path / "old.npz", **old)
     assert_same_record(load_coevolution_run(tmp_path / "old.npz"), record)
     assert load_coevolution_run(tmp_path / "old.npz").totals.dtype == np.int16
-    assert str(read_arrays(path)["format"]) == RECORD_FORMAT and int(read_arrays(path)["version"]) == 1
+    assert str(read_arrays(path)["format"]) == RECORD_FORMAT and int(read_arrays(path)["version"]) == 2
+
+
+def test_a_record_of_version_1_holds_its_settings_as_config_and_loads_the_same(record_file):
+    # Version 2 renamed the settings' array from "config" to "settings" (one vocabulary); version 1 is still read.
+    path, record = record_file
+    arrays = read_arrays(path)
+    assert "settings" in arrays and "config" not in arrays
+    old = rewrite(path, version=np.array(1), config=arrays["settings"], settings=None)
+    assert_same_record(load_coevolution_run(old), record)
+
+
+@pytest.mark.parametrize("version, wrong, right", [(2, "config", "settings"), (1, "settings", "config")])
+def test_a_record_with_the_other_versions_name_for_its_settings_is_refused(record_file, version, wrong, right):
+    path, _ = record_file
+    changes = {"version": np.array(version), "settings": None, wrong: read_arrays(path)["settings"]}
+    with pytest.raises(ValueError, match=rf"\(Al-Khateeb co-evolution record\): field '{wrong}' is not a field of "
+                                         rf"version {version}: its settings are under '{right}'"):  # fmt: skip
+        load_coevolution_run(rewrite(path, **changes))
 
 
 def test_save_coevolution_run_writes_exactly_the_name_given_whole_and_checked(record_file, tmp_path):

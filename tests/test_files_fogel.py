@@ -199,7 +199,8 @@ def check_run_file(path, other):
         return None
     run = load_run(path)
     said = read_arrays(path)
-    assert run.settings == FogelSettings.from_dict(json.loads(str(said["config"])))
+    stored = said["settings" if "settings" in said else "config"]  # "config" in version 1
+    assert run.settings == FogelSettings.from_dict(json.loads(str(stored)))
     assert run.seed == int(said["seed"]) and run.trial_numbers == tuple(said["trial_numbers"].tolist())
     for name in ("best_score", "mean_score", "mean_hidden", "final_points"):
         assert np.array_equal(getattr(run, name), said[name]), name
@@ -283,11 +284,11 @@ def rewrite(path, **changes):
         (lambda a: {"trial_numbers": np.array([0, 2])}, "'trial_numbers' holds 2, above 1"),
         (lambda a: {"seed": np.array(-4)}, "'seed' is -4"),
         (lambda a: {"seed": np.array(4.0)}, "'seed' must be a whole number"),
-        (lambda a: {"config": np.array("[" * 100_000 + "]" * 100_000)}, "'config' nests too deep"),
-        (lambda a: {"config": np.array('{"parents": 1e400}')}, "'config' holds invalid settings"),
-        (lambda a: {"config": None}, "'config' is missing"),
+        (lambda a: {"settings": np.array("[" * 100_000 + "]" * 100_000)}, "'settings' nests too deep"),
+        (lambda a: {"settings": np.array('{"parents": 1e400}')}, "'settings' holds invalid settings"),
+        (lambda a: {"settings": None}, "'settings' is missing"),
         (lambda a: {"format": np.array("al-khateeb-run")}, "'format' is 'al-khateeb-run'; expected 'fogel-run'"),
-        (lambda a: {"version": np.array(2)}, "'version' is 2; expected 1 to 1"),
+        (lambda a: {"version": np.array(3)}, "'version' is 3; expected 1 to 2"),
         (lambda a: {"version": None}, "'version' is missing"),
         (lambda a: {"best_score": a["best_score"].astype(str)}, "'best_score' must hold numbers"),
     ],
@@ -360,10 +361,28 @@ def test_a_record_of_the_other_system_is_named(tmp_path):
 
 def test_a_record_written_before_the_format_field_loads_the_same(run_file, tmp_path):
     path, run = run_file
-    old = {k: v for k, v in read_arrays(path).items() if k not in ("format", "version")}
+    arrays = read_arrays(path)
+    old = {("config" if k == "settings" else k): v for k, v in arrays.items() if k not in ("format", "version")}
     np.savez_compressed(tmp_path / "old.npz", **old)
     assert_same_run(load_run(tmp_path / "old.npz"), run)
-    assert str(read_arrays(path)["format"]) == RUN_FORMAT and int(read_arrays(path)["version"]) == 1
+    assert str(read_arrays(path)["format"]) == RUN_FORMAT and int(read_arrays(path)["version"]) == 2
+
+
+def test_a_record_of_version_1_holds_its_settings_as_config_and_loads_the_same(run_file):
+    # Version 2 renamed the settings' array from "config" to "settings" (one vocabulary); version 1 is still read.
+    path, record = run_file
+    arrays = read_arrays(path)
+    assert "settings" in arrays and "config" not in arrays
+    assert_same_run(load_run(rewrite(path, version=np.array(1), config=arrays["settings"], settings=None)), record)
+
+
+@pytest.mark.parametrize("version, wrong, right", [(2, "config", "settings"), (1, "settings", "config")])
+def test_a_record_with_the_other_versions_name_for_its_settings_is_refused(run_file, version, wrong, right):
+    path, _ = run_file
+    changes = {"version": np.array(version), "settings": None, wrong: read_arrays(path)["settings"]}
+    with pytest.raises(ValueError, match=rf"\(Fogel run record\): field '{wrong}' is not a field of version {version}: "
+                                         rf"its settings are under '{right}'"):  # fmt: skip
+        load_run(rewrite(path, **changes))
 
 
 def test_save_run_writes_exactly_the_name_given_whole_and_checked(run_file, tmp_path):

@@ -129,6 +129,25 @@ def _write(path, data):
     return path
 
 
+def test_training_runs_written_before_version_2_hold_their_settings_as_config_and_load_the_same(files, folder):
+    # Version 2 added format and version and renamed METHOD/config to METHOD/settings (one vocabulary).
+    arrays = npz_arrays(files["npz"])
+    assert str(arrays["format"]) == ex.TRAINING_RUNS_FORMAT and int(arrays["version"]) == 2
+    assert {"nndtf/settings", "baseline/settings"} <= set(arrays) and not any("config" in name for name in arrays)
+    old = {name.replace("/settings", "/config"): value for name, value in arrays.items()
+           if name not in ("format", "version")}  # fmt: skip
+    loaded = ex.load_training_runs(_write(folder / "old-runs.npz", npz_bytes(old)))
+    assert runs_content(loaded) == runs_content(ex.load_training_runs(_write(folder / "runs-v2.npz", files["npz"])))
+    for changes, wrong, right in (({"nndtf/config": arrays["nndtf/settings"]}, "nndtf/config", "nndtf/settings"),
+                                  (old | {"baseline/settings": old["baseline/config"]}, "baseline/settings",
+                                   "baseline/config")):  # fmt: skip
+        base = arrays if wrong.endswith("config") else {}
+        path = _write(folder / "wrong-runs.npz", npz_bytes({**base, **changes}))
+        with pytest.raises(ValueError, match=f"field '{wrong}' is not a field of version .: its settings are under "
+                                             f"'{right}'"):  # fmt: skip
+            ex.load_training_runs(path)
+
+
 # --- Corruptions common to every file: truncation and byte flips ------------------------------------------------
 
 
@@ -307,8 +326,8 @@ def test_deep_nesting_is_refused_in_every_file(files, folder):
         with pytest.raises(ValueError, match="nests deeper"):
             LOAD[kind](path)
     arrays = npz_arrays(files["npz"])
-    path = _write(folder / "deep.npz", npz_bytes({**arrays, "baseline/config": np.array(deep)}))
-    with pytest.raises(ValueError, match="baseline/config.*nests too deep"):
+    path = _write(folder / "deep.npz", npz_bytes({**arrays, "baseline/settings": np.array(deep)}))
+    with pytest.raises(ValueError, match="baseline/settings.*nests too deep"):
         ex.load_training_runs(path)
 
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from evolving_ttt.mohammadi import coevolution as co
 from evolving_ttt.mohammadi import programs as pr
 from evolving_ttt.mohammadi import series as se
+from evolving_ttt.mohammadi import system as sy
 
 FAST = settings(max_examples=150, derandomize=True, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
@@ -266,14 +267,29 @@ def test_malformed_trees_are_refused_by_name():
 
 def test_the_series_file_has_a_format_and_a_version_and_old_files_are_refused(files, folder, record):
     data = json.loads(files["series"])
-    assert data["format"] == se.SERIES_FORMAT == "mohammadi-series" and data["version"] == 1
+    assert data["format"] == se.SERIES_FORMAT == "mohammadi-series" and data["version"] == 2
     old = {key: value for key, value in data.items() if key not in ("format", "version")}
     path = _write(folder / "old-series.json", json.dumps(old).encode())
     with pytest.raises(ValueError, match='not a series record written by save_series: it needs "format"'):
         se.load_series(path)
-    path = _write(folder / "v2.json", json.dumps({**data, "version": 2}).encode())
-    with pytest.raises(ValueError, match="unsupported version 2"):
+    path = _write(folder / "v3.json", json.dumps({**data, "version": 3}).encode())
+    with pytest.raises(ValueError, match="unsupported version 3; this code reads versions 1 to 2"):
         se.load_series(path)
+
+
+def test_a_series_file_of_version_1_holds_its_settings_as_config_and_loads_the_same(files, folder, record):
+    # Version 2 renamed the settings' field from "config" to "settings" (one vocabulary); version 1 is still read.
+    data = json.loads(files["series"])
+    old = {("config" if key == "settings" else key): value for key, value in data.items()} | {"version": 1}
+    loaded = se.load_series(_write(folder / "v1-series.json", json.dumps(old).encode()))
+    assert loaded.settings == record.settings and loaded.as_dict() == record.as_dict()
+    for version, wrong, right in ((2, "config", "settings"), (1, "settings", "config")):
+        changed = {key: value for key, value in data.items() if key != "settings"}
+        changed |= {"version": version, wrong: data["settings"]}
+        path = _write(folder / f"wrong-{version}.json", json.dumps(changed).encode())
+        with pytest.raises(ValueError, match=f"field '{wrong}' is not a field of version {version}: its settings "
+                                             f"are under '{right}'"):  # fmt: skip
+            se.load_series(path)
 
 
 def test_a_missing_series_file_is_a_value_error(folder):
@@ -286,8 +302,8 @@ def test_series_fields_are_checked_against_the_settings(files, folder):
     run = data["runs"][0]
     cases = [
         (("seed",), -1, "seed"), (("seed",), 1.5, "seed.*whole number"),
-        (("config", "population"), 9, "population.*must be a list of the 9"),
-        (("config", "depth_limit"), 500, "depth_limit must be at most 100"),
+        (("settings", "population"), 9, "population.*must be a list of the 9"),
+        (("settings", "depth_limit"), 500, "depth_limit must be at most 100"),
         (("statistics", "no_playat"), [0.5] * 3, r"no_playat.*shape \(3,\); expected \(4,\)"),
         (("statistics", "no_move_rate"), [1.5] * 4, "above 1.0"),
         (("statistics", "mean_size"), [1, 2, True, 3], "only numbers"),
@@ -345,7 +361,7 @@ def test_save_program_keeps_provenance_apart_and_refuses_what_load_program_refus
     path = folder / "program.txt"
     se.save_program(program, path, format="not mine", version=9)  # provenance cannot override the format's fields
     data = json.loads(path.read_text())
-    assert (data["format"], data["version"]) == (se.PROGRAM_FORMAT, 1)
+    assert (data["format"], data["version"]) == (se.PROGRAM_FORMAT, 2)
     assert se.load_program(path)[1] == {"format": "not mine", "version": 9}
     before = path.read_bytes()
     for call, message in ((lambda: se.save_program(program, path, score=float("nan")), "not plain JSON"),
@@ -357,6 +373,29 @@ def test_save_program_keeps_provenance_apart_and_refuses_what_load_program_refus
             call()
         assert path.read_bytes() == before
     assert not list(folder.glob(".*partial*"))
+
+
+def test_a_program_of_version_1_may_keep_its_series_settings_as_config_and_one_of_version_2_may_not(folder, repo_root):
+    # Version 2 keeps the series' settings in the provenance as "settings" only (one vocabulary).
+    committed = json.loads((repo_root / "book" / "data" / "mohammadi_champion.json").read_text())
+    assert committed["version"] == 1 and "config" in committed["provenance"]
+    series_settings = committed["provenance"]["config"]
+    old = _write(folder / "v1-program.json", json.dumps(committed).encode())
+    assert sy.load_player(old)[0].taken == series_settings["taken"] == co.PAPER_MOHAMMADI.taken
+    provenance = {key: value for key, value in committed["provenance"].items() if key != "config"}
+    se.save_program(committed["program"], folder / "v2-program.json", **provenance, settings=series_settings)
+    data = json.loads((folder / "v2-program.json").read_text())
+    assert data["version"] == 2 and data["provenance"]["settings"] == series_settings
+    assert "config" not in data["provenance"]
+    assert sy.mohammadi_champion(folder / "v2-program.json").training == sy.mohammadi_champion(old).training
+    both = {**data, "provenance": {**provenance, "config": series_settings}}
+    wrong = _write(folder / "wrong.json", json.dumps(both).encode())
+    with pytest.raises(ValueError, match="field 'config' is not a field of version 2: its settings are under "
+                                         "'settings'"):  # fmt: skip
+        se.load_program(wrong)
+    with pytest.raises(ValueError, match="config.*depth_limit must be at most 100"):  # version 1 checks it still
+        se.load_program(_write(folder / "bad-v1.json", json.dumps(
+            {**committed, "provenance": {"config": {**series_settings, "depth_limit": 500}}}).encode()))  # fmt: skip
 
 
 def test_the_depth_limit_of_a_series_cannot_exceed_what_the_book_reads_back():

@@ -77,15 +77,20 @@ def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, t
     ("change", "message"),
     [
         (lambda a: a.update(format=np.array("other")), "field 'format' must be 'fogel-saved-readings'"),
-        (lambda a: a.update(version=np.array(2)), "field 'version' is 2"),
-        (lambda a: a.update(config_1=a["config_2"]), "field 'config_1' must be the settings of the reading"),
-        (lambda a: a.update(config_5=a["config_0"]), "field 'config_5' is one reading too many"),
+        (lambda a: a.update(version=np.array(3)), "field 'version' is 3"),
+        (lambda a: a.update(settings_1=a["settings_2"]), "field 'settings_1' must be the settings of the reading"),
+        (lambda a: a.update(settings_5=a["settings_0"]), "field 'settings_5' is one reading too many"),
+        (lambda a: a.update(config_0=a.pop("settings_0")), "field 'config_0' is not a field of version 2: its "
+                                                           "settings are under 'settings_0'"),  # fmt: skip
+        (lambda a: a.update(version=np.array(1)), "field 'settings_0' is not a field of version 1: its settings "
+                                                  "are under 'config_0'"),  # fmt: skip
         (lambda a: a.pop("plotted_paper"), "field 'plotted_paper' is missing"),
         (lambda a: a.update(best_score=a["best_score"][:, :2]), "field 'best_score' has shape"),
         (lambda a: a.update(final_var_own=-a["final_var_own"] - 1), "field 'final_var_own' holds .*below 0"),
         (lambda a: a.update(never_loses=a["never_loses"].astype(float)), "field 'never_loses' must hold true/false"),
     ],
-    ids=["format", "version", "config", "extra reading", "missing", "shape", "negative variance", "not booleans"],
+    ids=["format", "version", "settings", "extra reading", "config in version 2", "settings in version 1", "missing",
+         "shape", "negative variance", "not booleans"],
 )
 def test_a_damaged_file_is_one_value_error_naming_the_file_and_member(written, tmp_path, change, message):
     arrays = dict(read_npz(written, "x"))
@@ -97,6 +102,18 @@ def test_a_damaged_file_is_one_value_error_naming_the_file_and_member(written, t
     assert "damaged.npz" in str(raised.value)
 
 
+def test_the_writer_writes_version_2_and_a_file_of_version_1_names_the_settings_config(written, tmp_path):
+    arrays = dict(read_npz(written, "x"))
+    assert int(arrays["version"]) == 2 and {f"settings_{k}" for k in range(5)} <= set(arrays)
+    assert not any(name.startswith("config") for name in arrays)
+    old = {(name.replace("settings_", "config_") if name.startswith("settings_") else name): value
+           for name, value in arrays.items()} | {"version": np.array(1)}  # fmt: skip
+    save_npz(tmp_path / "v1.npz", old)
+    new, again = load_fogel_readings(written, READINGS), load_fogel_readings(tmp_path / "v1.npz", READINGS)
+    assert again.settings == new.settings == READINGS and again.seed == new.seed
+    assert all(np.array_equal(again[m][r], new[m][r]) for m in MEASURES for r in READINGS)
+
+
 def test_the_writer_refuses_provenance_that_would_replace_a_member(tmp_path):
     with pytest.raises(ValueError, match="provenance may not set"):
         write_fogel_readings(tmp_path / "r.npz", readings=READINGS, progress=False, best_score=[1])
@@ -105,6 +122,9 @@ def test_the_writer_refuses_provenance_that_would_replace_a_member(tmp_path):
 
 def test_the_committed_file_holds_the_five_full_runs_of_chapter_13():
     saved = load_fogel_readings(READINGS_FILE)
-    assert saved.seed == 1 and list(saved.configs) == list(fogel_readings())
+    assert saved.seed == 1 and list(saved.settings) == list(fogel_readings()) and saved.configs is saved.settings
+    # The committed file is of version 1, which names the settings config_K; it is read as it is (one vocabulary).
+    committed = read_npz(READINGS_FILE, "x")
+    assert int(committed["version"]) == 1 and "config_0" in committed and "settings_0" not in committed
     assert saved["plotted_paper"]["paper (baseline)"].shape == (20, 800)
     assert saved["final_mean_paper"]["spread as variance"].shape == (20, 50)

@@ -138,7 +138,7 @@ def test_saved_programs_load_back_and_bad_files_say_what_is_wrong(tmp_path):
     cases = {
         "not json": "is not valid JSON",
         json.dumps({"format": "fogel-ttt-network"}): "is not a saved program",
-        json.dumps({"format": se.PROGRAM_FORMAT, "version": 2, "program": "pos11"}): "unsupported version 2",
+        json.dumps({"format": se.PROGRAM_FORMAT, "version": 3, "program": "pos11"}): "unsupported version 3",
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1}): '"program" must be',
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1, "program": "PLAY-AT(pos11"}): "closing PLAY-AT",
         json.dumps({"format": se.PROGRAM_FORMAT, "version": 1, "program": "pos11", "provenance": 3}): "provenance",

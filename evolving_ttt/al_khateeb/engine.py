@@ -68,7 +68,7 @@ from evolving_ttt.game import (
 )
 from evolving_ttt.numerics import JIT_OPTIONS, tanh_scalar
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record, settings_field
 from evolving_ttt.records import check_path, check_provenance, json_text, record_arrays, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run
 from evolving_ttt.seeds import MAX_SEED, check_seed
@@ -417,8 +417,9 @@ RECORD_FIELDS = ("totals", "best_weights", "best_ids", "mean_step", "weights", "
 RECORD_FORMAT = "al-khateeb-run"
 """The ``format`` array of a record written by :func:`save_coevolution_run` (chapter 14)."""
 
-RECORD_VERSION = 1
-"""The ``version`` of the record format that :func:`save_coevolution_run` writes (chapter 14)."""
+RECORD_VERSION = 2
+"""The ``version`` of the record format that :func:`save_coevolution_run` writes (chapter 14); the loader reads 1 and
+2, which differ only in the name of the settings' array (``config`` in version 1, ``settings`` in version 2)."""
 
 RECORD_KIND = "Al-Khateeb co-evolution record"
 
@@ -433,10 +434,10 @@ def _positive(fields: Fields, name: str, shape: tuple[int, ...]) -> np.ndarray:
 def _read_coevolution_run(fields: Fields) -> CoevolutionRun:
     """The record held by ``fields``, every array checked (the rules of :func:`load_coevolution_run`)."""
     hint = " (a Fogel run: read it with load_run)" if fields.has("trial_numbers") else ""
-    check_record_format(fields, RECORD_FORMAT, RECORD_VERSION, hint)
+    version = check_record_format(fields, RECORD_FORMAT, RECORD_VERSION, hint, oldest=1)
     if not fields.has("run_numbers") and hint:
         raise fields.fail("run_numbers", f"is missing: this is not an {RECORD_KIND}{hint}")
-    settings = fields.settings("config", AlKhateebSettings)
+    settings = fields.settings(settings_field(fields, version, 2), AlKhateebSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
     runs = fields.array("run_numbers", "i", (None,), 0, settings.runs - 1)
     if runs.size == 0 or len(set(runs.tolist())) != runs.size:
@@ -472,7 +473,7 @@ def save_coevolution_run(run: CoevolutionRun, path: str | Path) -> None:
     check_instance(run, CoevolutionRun, "run", "a CoevolutionRun")
     check_instance(run.settings, AlKhateebSettings, "run.settings", "an AlKhateebSettings")
     path = check_path(path)
-    values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "config": json.dumps(run.settings.as_dict()),
+    values = {"format": RECORD_FORMAT, "version": RECORD_VERSION, "settings": json.dumps(run.settings.as_dict()),
               "seed": run.seed, "run_numbers": run.run_numbers,
               **{name: getattr(run, name) for name in RECORD_FIELDS}}  # fmt: skip
     arrays = record_arrays(path, values, "record")
@@ -487,14 +488,15 @@ def load_coevolution_run(path: str | Path) -> CoevolutionRun:
     """Read a record written by :func:`save_coevolution_run`, checking every array (chapter 14).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text
-    ``"al-khateeb-run"``), ``version`` (1), ``settings`` (the JSON text of :meth:`AlKhateebSettings.as_dict`),
+    ``"al-khateeb-run"``), ``version`` (2), ``settings`` (the JSON text of :meth:`AlKhateebSettings.as_dict`),
     ``seed`` (a whole number from 0 to 2**63 - 1), ``run_numbers`` (R distinct run numbers of the
     configuration), ``totals`` (R x generations x population whole numbers, each within +-2 (population - 1)
     and summing to 0 over a generation), ``best_weights`` (R x generations x 72), ``best_ids`` (R x generations;
     in generation g below population + g x offspring, the offspring being population - parents), ``mean_step``
     (R x generations, positive), ``weights`` and ``steps`` (R x population x 72; steps positive). Every number
-    is finite. A record without ``format`` and ``version`` (version 0, written before they were added) is read
-    the same way. Other arrays are ignored.
+    is finite. A record of version 1 holds the settings as ``config`` instead, and so does a record without
+    ``format`` and ``version`` (version 0, written before they were added); both are read. A record that holds its
+    settings under the other version's name is refused. Other arrays are ignored.
 
     Raises
     ------

@@ -34,7 +34,7 @@ from evolving_ttt.fogel_score import rule_base_policy
 from evolving_ttt.game import O, X
 from evolving_ttt.numerics import same_bits_count
 from evolving_ttt.outcomes import perfect_policy
-from evolving_ttt.reading import Fields, read_json
+from evolving_ttt.reading import Fields, read_json, settings_field
 from evolving_ttt.records import DATA, check_provenance, json_text, write_checked
 from evolving_ttt.seeds import check_seed
 
@@ -42,11 +42,14 @@ RESULTS_FILE = DATA / "al_khateeb_results.json"
 """The committed file of chapter 15's long measurements."""
 
 RESULTS_FORMAT = "al-khateeb-saved-results"
-"""The ``format`` of the file: ``{"format", "version": 1, "config": the paper run's settings, "seed",
+"""The ``format`` of the file: ``{"format", "version": 2, "settings": the paper run's settings, "seed",
 "checkpoints": [1, 20, 40, ...], "curve_perfect" and "curve_rule_base": (runs, checkpoints, 2, 3) exact (win,
 draw, loss) probabilities of each run's best network of each checkpoint as X and as O, "reading_generations",
 and "players_VIEW_WINNING-MOVES" (runs, 72) for each reading other than the run's: the final players of a run of
-that reading, ...provenance}``."""
+that reading, ...provenance}``. Version 1 (read too) held the settings as ``"config"``."""
+
+RESULTS_VERSION = 2
+"""The ``version`` :func:`write_al_khateeb_results` writes; :func:`load_al_khateeb_results` reads 1 and 2."""
 
 PROGRESS_EVERY = 20
 """The progress curve takes the best network of every 20th generation (and of the first)."""
@@ -57,7 +60,8 @@ READING_GENERATIONS = 1000
 YARDSTICK_FIELDS = {"the perfect player": "curve_perfect", "Fogel's rule base": "curve_rule_base"}
 """The progress curve's yardsticks, by name, with the field that holds each curve."""
 
-_OWN_FIELDS = ("format", "version", "config", "seed", "checkpoints", "reading_generations", *YARDSTICK_FIELDS.values())
+_OWN_FIELDS = ("format", "version", "settings", "config", "seed", "checkpoints", "reading_generations",
+               *YARDSTICK_FIELDS.values())  # fmt: skip
 
 
 def progress_checkpoints(generations: int) -> np.ndarray:
@@ -120,7 +124,7 @@ def write_al_khateeb_results(path: str | Path = RESULTS_FILE, settings: AlKhatee
     run = run_coevolution(settings, seed=seed, progress=progress, workers=workers)
     checkpoints = progress_checkpoints(settings.generations)
     document: dict[str, Any] = {
-        "format": RESULTS_FORMAT, "version": 1, "config": settings.as_dict(), "seed": seed,
+        "format": RESULTS_FORMAT, "version": RESULTS_VERSION, "settings": settings.as_dict(), "seed": seed,
         "checkpoints": checkpoints.tolist(), "reading_generations": reading_generations,
     }  # fmt: skip
     for name, tables in progress_yardsticks().items():
@@ -144,8 +148,8 @@ def load_al_khateeb_results(path: str | Path = RESULTS_FILE) -> SavedResults:
     fields = Fields(path, read_json(path), "saved Al-Khateeb results")
     if fields.text("format") != RESULTS_FORMAT:
         raise fields.fail("format", f"must be {RESULTS_FORMAT!r}")
-    fields.integer("version", 1, 1)
-    settings = fields.settings("config", AlKhateebSettings)
+    version = fields.integer("version", 1, RESULTS_VERSION)
+    settings = fields.settings(settings_field(fields, version, 2), AlKhateebSettings)
     seed = fields.integer("seed", 0)
     checkpoints = fields.array("checkpoints", "i", (None,), 1, settings.generations)
     if not np.array_equal(checkpoints, progress_checkpoints(settings.generations)):

@@ -37,7 +37,7 @@ from evolving_ttt.fogel.selection import (
 )
 from evolving_ttt.game import MEMORY_ESTIMATE_CAP, check_count, check_instance, check_numbers
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.reading import Fields, check_record_format, read_npz
+from evolving_ttt.reading import Fields, check_record_format, read_npz, settings_field
 from evolving_ttt.records import check_path, record_arrays, save_npz
 from evolving_ttt.rule_base import GAMES_PER_EVALUATION, OPPONENT_MOVES_PER_GAME, PAPER_RULES, OpponentRules
 from evolving_ttt.run_cache import cached_run
@@ -318,8 +318,9 @@ POPULATION_FIELDS = ("hidden_weights", "hidden_bias", "output_weights", "output_
 RUN_FORMAT = "fogel-run"
 """The ``format`` array of a run record written by :func:`save_run` (chapter 6)."""
 
-RUN_VERSION = 1
-"""The ``version`` of the run record format that :func:`save_run` writes (chapter 6)."""
+RUN_VERSION = 2
+"""The ``version`` of the run record format that :func:`save_run` writes (chapter 6); :func:`load_run` reads 1 and 2,
+which differ only in the name of the settings' array (``config`` in version 1, ``settings`` in version 2)."""
 
 RUN_KIND = "Fogel run record"
 
@@ -343,10 +344,10 @@ def _read_population(fields: Fields, prefix: str, batch: tuple[int, ...]) -> Pop
 def _read_run(fields: Fields) -> EvolutionRun:
     """The run held by ``fields``, every array checked against the configuration (the rules of :func:`load_run`)."""
     hint = " (an Al-Khateeb record: read it with load_coevolution_run)" if fields.has("run_numbers") else ""
-    check_record_format(fields, RUN_FORMAT, RUN_VERSION, hint)
+    version = check_record_format(fields, RUN_FORMAT, RUN_VERSION, hint, oldest=1)
     if not fields.has("trial_numbers") and hint:
         raise fields.fail("trial_numbers", f"is missing: this is not a {RUN_KIND}{hint}")
-    settings = fields.settings("config", FogelSettings)
+    settings = fields.settings(settings_field(fields, version, 2), FogelSettings)
     seed = fields.integer("seed", 0, MAX_SEED)
     trials = fields.array("trial_numbers", "i", (None,), 0, settings.trials - 1)
     if trials.size == 0 or len(set(trials.tolist())) != trials.size:
@@ -378,7 +379,7 @@ def save_run(run: EvolutionRun, path: str | Path) -> None:
     check_instance(run, EvolutionRun, "run", "an EvolutionRun")
     check_instance(run.settings, FogelSettings, "run.settings", "a FogelSettings")
     path = check_path(path)
-    values = {"format": RUN_FORMAT, "version": RUN_VERSION, "config": json.dumps(run.settings.as_dict()),
+    values = {"format": RUN_FORMAT, "version": RUN_VERSION, "settings": json.dumps(run.settings.as_dict()),
               "seed": run.seed, "trial_numbers": run.trial_numbers, "best_score": run.best_score,
               "mean_score": run.mean_score, "mean_hidden": run.mean_hidden,
               "final_points": run.final_points}  # fmt: skip
@@ -399,7 +400,7 @@ def load_run(path: str | Path) -> EvolutionRun:
     """Read a run written by :func:`save_run`, checking every array (chapter 6).
 
     The format: an ``.npz`` archive (no pickled objects) of the arrays ``format`` (the text ``"fogel-run"``),
-    ``version`` (1), ``settings`` (the JSON text of :meth:`FogelSettings.as_dict`), ``seed`` (a whole number
+    ``version`` (2), ``settings`` (the JSON text of :meth:`FogelSettings.as_dict`), ``seed`` (a whole number
     from 0 to 2**63 - 1), ``trial_numbers`` (T distinct trial numbers of the configuration), ``best_score``,
     ``mean_score`` (T x generations, within 32 times the lowest and highest payoff), ``mean_hidden``
     (T x generations, from 1 to 10), ``final_points`` (T x parents whole numbers from 0 to the comparisons),
@@ -407,8 +408,9 @@ def load_run(path: str | Path) -> EvolutionRun:
     ``final_output_weights`` (... x 9 x 10), ``final_output_bias`` (... x 9) and ``final_hidden_count``
     (T x parents, from 1 to 10; the hidden slots beyond it hold zeros), and, if the run kept them, every
     generation's best network as the same five arrays with the prefix ``best_`` and batch (T, generations).
-    Every number is finite. A record without ``format`` and ``version`` (version 0, written before they were
-    added) is read the same way. Other arrays are ignored.
+    Every number is finite. A record of version 1 holds the settings as ``config`` instead, and so does a record
+    without ``format`` and ``version`` (version 0, written before they were added); both are read. A record that
+    holds its settings under the other version's name is refused. Other arrays are ignored.
 
     Raises
     ------

@@ -31,7 +31,7 @@ from evolving_ttt.fogel.network import network_player
 from evolving_ttt.fogel.selection import SelectionSettings
 from evolving_ttt.fogel.trees import game_tree
 from evolving_ttt.numerics import same_bits_count
-from evolving_ttt.reading import Fields, read_npz
+from evolving_ttt.reading import Fields, read_npz, settings_field
 from evolving_ttt.records import DATA, check_provenance, save_npz
 from evolving_ttt.rule_base import PAPER_RULES, OpponentRules
 from evolving_ttt.seeds import check_seed
@@ -40,14 +40,18 @@ READINGS_FILE = DATA / "fogel_readings.npz"
 """The committed file of chapter 13's measurements."""
 
 READINGS_FORMAT = "fogel-saved-readings"
-"""The ``format`` of the file, an ``.npz`` archive of: ``format``, ``version`` (1), ``seed``, ``config_K`` (reading
+"""The ``format`` of the file, an ``.npz`` archive of: ``format``, ``version`` (2), ``seed``, ``settings_K`` (reading
 K's settings as JSON text, K = 0 to 4 in the order of :func:`fogel_readings`), and, stacked over the readings,
 ``best_score`` (readings, trials, generations): the best sampled score of every generation; ``plotted_paper``
 (readings, trials, generations): the exact expected score, against the paper's rule base, of every generation's
 network with the best sampled score; ``final_mean_paper``, ``final_var_paper``, ``final_mean_own`` and
 ``final_var_own`` (readings, trials, parents): the exact mean and variance of the protocol score of the final
 parents against the paper's and the run's own rule base; ``never_loses`` (readings, trials): whether the final best
-parent never loses against its own rule base. Other members are provenance."""
+parent never loses against its own rule base. Other members are provenance. Version 1 (read too) named the settings
+``config_K``."""
+
+READINGS_VERSION = 2
+"""The ``version`` :func:`write_fogel_readings` writes; :func:`load_fogel_readings` reads 1 and 2."""
 
 MEASURES = ("best_score", "plotted_paper", "final_mean_paper", "final_var_paper", "final_mean_own", "final_var_own",
             "never_loses")  # fmt: skip
@@ -94,8 +98,9 @@ def write_fogel_readings(path: str | Path = READINGS_FILE, seed: int = 1,
         raise ValueError("every reading must have the same trials, generations and parents, to be stacked")
     measured = [reading_measures(run_experiment(settings, seed, progress and name, workers))
                 for name, settings in readings.items()]  # fmt: skip
-    arrays: dict[str, Any] = {"format": np.array(READINGS_FORMAT), "version": np.array(1), "seed": np.array(seed)}
-    arrays |= {f"config_{k}": np.array(json.dumps(settings.as_dict())) for k, settings in enumerate(every)}
+    arrays: dict[str, Any] = {"format": np.array(READINGS_FORMAT), "version": np.array(READINGS_VERSION),
+                              "seed": np.array(seed)}  # fmt: skip
+    arrays |= {f"settings_{k}": np.array(json.dumps(settings.as_dict())) for k, settings in enumerate(every)}
     arrays |= {name: np.stack([m[name] for m in measured]) for name in MEASURES}
     arrays |= {name: np.array(str(value)) for name, value in provenance.items()}
     save_npz(path, arrays, "saved readings")
@@ -135,13 +140,14 @@ def load_fogel_readings(path: str | Path = READINGS_FILE,
     fields = Fields(path, read_npz(path, "saved readings"), "saved Fogel readings")
     if fields.text("format") != READINGS_FORMAT:
         raise fields.fail("format", f"must be {READINGS_FORMAT!r}")
-    fields.integer("version", 1, 1)
+    version = fields.integer("version", 1, READINGS_VERSION)
     seed = fields.integer("seed", 0)
     for k, settings in enumerate(readings.values()):
-        if fields.settings(f"config_{k}", FogelSettings) != settings:
-            raise fields.fail(f"config_{k}", f"must be the settings of the reading {list(readings)[k]!r}")
-    if fields.has(f"config_{len(readings)}"):
-        raise fields.fail(f"config_{len(readings)}", f"is one reading too many; the file holds {len(readings)}")
+        name = settings_field(fields, version, 2, suffix=f"_{k}")
+        if fields.settings(name, FogelSettings) != settings:
+            raise fields.fail(name, f"must be the settings of the reading {list(readings)[k]!r}")
+    if fields.has(name := settings_field(fields, version, 2, suffix=f"_{len(readings)}")):
+        raise fields.fail(name, f"is one reading too many; the file holds {len(readings)}")
     first = next(iter(readings.values()))
     shape_tg = (len(readings), first.trials, first.generations)
     shape_tp = (len(readings), first.trials, first.parents)

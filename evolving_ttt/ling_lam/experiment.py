@@ -59,7 +59,7 @@ from evolving_ttt.ling_lam.network import (
 )
 from evolving_ttt.outcomes import POLICY_SHAPE, boards_to_move
 from evolving_ttt.parallel import run_shared
-from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_npz, read_record
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record, settings_field
 from evolving_ttt.records import check_path, check_provenance, json_text, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run  # the build's run cache, shared by all systems
 
@@ -312,9 +312,12 @@ def train(method: str, settings: LingLamSettings = PAPER_LING_LAM, seed: int = 1
 
 
 TRAINING_RUNS_KIND = "Ling-Lam training runs"
-RUN_ARRAYS = ("config", "seed", "best_fitness", "champions", "champion_fitness", "evaluations", "curve_step")
+TRAINING_RUNS_FORMAT, TRAINING_RUNS_VERSION = "ling-lam-training-runs", 2
+RUN_ARRAYS = ("settings", "seed", "best_fitness", "champions", "champion_fitness", "evaluations", "curve_step")
 """The arrays of each method in a ``.npz`` file of training runs (``METHOD/NAME``), besides the optional
-``METHOD/population_best``; the archive also holds ``methods``, the methods' names as a JSON list."""
+``METHOD/population_best``; the archive also holds ``methods``, the methods' names as a JSON list, ``format``
+(:data:`TRAINING_RUNS_FORMAT`) and ``version`` (2). An archive without ``format`` and ``version``, written before
+version 2, holds each method's settings as ``METHOD/config``; it is read too."""
 
 _METHOD_LIST = re.compile(r'\[\s*(?:"[a-z-]+"(?:\s*,\s*"[a-z-]+")*)?\s*\]')
 
@@ -355,19 +358,22 @@ def _training_run(fields: Fields, name: Callable[[str], str], method: str, setti
 def _training_runs(path: Path, data: dict[str, np.ndarray]) -> dict[str, TrainingRun]:
     """The runs in the arrays of a ``.npz`` file (as :func:`~evolving_ttt.reading.read_npz` gives them), checked."""
     fields = Fields(path, data, TRAINING_RUNS_KIND)
+    version = check_record_format(fields, TRAINING_RUNS_FORMAT, TRAINING_RUNS_VERSION)  # 0: before version 2
     listed = fields.text("methods")
     if not _METHOD_LIST.fullmatch(listed):
         raise fields.fail("methods", "must be a JSON list of method names")
     methods = json.loads(listed)
     if not methods or any(m not in METHODS for m in methods) or len(set(methods)) != len(methods):
         raise fields.fail("methods", f"must list distinct methods from {tuple(METHODS)}; it lists {methods}")
-    expected = {"methods"} | {f"{m}/{a}" for m in methods for a in (*RUN_ARRAYS, "population_best")}
+    named = {m: settings_field(fields, version, 2, prefix=f"{m}/") for m in methods}
+    expected = {"methods", "format", "version", *named.values()}
+    expected |= {f"{m}/{a}" for m in methods for a in (*RUN_ARRAYS[1:], "population_best")}
     unknown = sorted(set(data) - expected)
     if unknown:
         raise fields.fail(unknown[0], f"belongs to no method listed in 'methods' ({methods})")
     runs = {}
     for method in methods:
-        settings = fields.settings(f"{method}/config", LingLamSettings)
+        settings = fields.settings(named[method], LingLamSettings)
         curve_step = fields.integer(f"{method}/curve_step", 1)
         runs[method] = _training_run(fields, lambda n, m=method: f"{m}/{n}", method, settings, curve_step)
     return runs
@@ -381,11 +387,11 @@ def save_training_runs(runs: dict[str, TrainingRun], path: str | Path) -> None:
     """
     _check_runs(runs, "methods")
     path = check_path(path)
-    arrays = {"methods": json.dumps(list(runs))}
+    arrays = {"format": TRAINING_RUNS_FORMAT, "version": TRAINING_RUNS_VERSION, "methods": json.dumps(list(runs))}
     for method, run in runs.items():
         if run.method != method:
             raise ValueError(f"runs must be keyed by their method; the run under {method!r} is a {run.method!r} run")
-        arrays |= {f"{method}/config": json.dumps(run.settings.as_dict()), f"{method}/seed": run.seed,
+        arrays |= {f"{method}/settings": json.dumps(run.settings.as_dict()), f"{method}/seed": run.seed,
                    f"{method}/best_fitness": run.best_fitness, f"{method}/champions": run.champions,
                    f"{method}/champion_fitness": run.champion_fitness, f"{method}/evaluations": run.evaluations,
                    f"{method}/curve_step": run.curve_step}  # fmt: skip

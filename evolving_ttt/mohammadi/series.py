@@ -41,7 +41,7 @@ from evolving_ttt.mohammadi.programs import (
     program_height,
     program_to_text,
 )
-from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_record
+from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, read_record, settings_field
 from evolving_ttt.records import check_path, write_checked
 from evolving_ttt.run_cache import cached_run
 
@@ -146,13 +146,13 @@ class SeriesRecord:
         return last.population[last.candidates[series_provenance(self)["candidate"]]]
 
     def as_dict(self) -> dict:
-        return {"config": self.settings.as_dict(), "seed": self.seed, "statistics": self.statistics,
+        return {"settings": self.settings.as_dict(), "seed": self.seed, "statistics": self.statistics,
                 "runs": [r.as_dict() for r in self.runs]}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict) -> SeriesRecord:
         """The inverse of :meth:`as_dict`, every field checked as :func:`load_series` checks a file's."""
-        return _series_record(Path("data"), data)
+        return _series_record(Path("data"), data, SERIES_VERSION)
 
 
 def generation_statistics(programs, tables: np.ndarray, result, playats: np.ndarray | None = None) -> dict[str, float]:
@@ -309,8 +309,12 @@ def evolve_series(
 
 
 SERIES_FORMAT = "mohammadi-series"
-"""The ``format`` field of a series record (chapter 19); version 1 is the only one (earlier files, without a format
-field, lived only in the run cache, which a change of the package empties)."""
+"""The ``format`` field of a series record (chapter 19). Earlier files, without a format field, lived only in the run
+cache, which a change of the package empties."""
+
+SERIES_VERSION = 2
+"""The ``version`` :func:`save_series` writes; :func:`load_series` reads 1 and 2, which differ only in the name of the
+settings' field (``config`` in version 1, ``settings`` in version 2)."""
 
 SHARE_STATISTICS = ("root_playat", "single_root_playat", "no_playat", "no_move_rate")
 """The statistics of :data:`GENERATION_STATISTICS` that are shares, between 0 and 1."""
@@ -331,7 +335,7 @@ def _to_json(data: dict, path: str | Path) -> str:
 def save_series(record: SeriesRecord, path: str | Path) -> None:
     """Write a series record as JSON, whole or not at all, at exactly ``path`` (chapter 19).
 
-    Fields: ``format`` (``"mohammadi-series"``), ``version`` (1), then those of :meth:`SeriesRecord.as_dict`:
+    Fields: ``format`` (``"mohammadi-series"``), ``version`` (2), then those of :meth:`SeriesRecord.as_dict`:
     ``settings``, ``seed``, ``statistics`` and ``runs``. The record is checked by :func:`load_series`'s rules
     first: a record the loader would refuse raises ``ValueError`` and writes nothing.
     """
@@ -341,7 +345,7 @@ def save_series(record: SeriesRecord, path: str | Path) -> None:
         data = record.as_dict()
     except (AttributeError, TypeError, ValueError) as error:
         raise ValueError(f"record is not a complete series record ({error})") from None
-    text = _to_json({"format": SERIES_FORMAT, "version": 1, **data}, path)
+    text = _to_json({"format": SERIES_FORMAT, "version": SERIES_VERSION, **data}, path)
     write_checked(path, text, load_series, "series record")
 
 
@@ -429,20 +433,23 @@ def load_series(path: str | Path) -> SeriesRecord:
     ------
     ValueError
         Naming the file and the field: a missing or unreadable file, not JSON, not a series record (a file
-        without the ``format`` field included), another version, or a field that is missing, of the wrong type
-        or shape, out of range, or inconsistent with the settings (so many programs, runs, generations).
+        without the ``format`` field included), a version other than 1 and 2, or a field that is missing, of the
+        wrong type or shape, out of range, or inconsistent with the settings (so many programs, runs, generations);
+        settings under the other version's name (``config`` in version 1, ``settings`` in version 2).
     """
     path = check_path(path)
-    return _series_record(path, read_record(path, SERIES_FORMAT, "a series record written by save_series"))
+    record = read_record(path, SERIES_FORMAT, "a series record written by save_series", SERIES_VERSION, oldest=1)
+    return _series_record(path, record, record["version"])
 
 
-def _series_record(path: Path, record: object) -> SeriesRecord:
-    """The series record in the JSON object ``record`` (read from ``path``), every field checked."""
+def _series_record(path: Path, record: object, version: int) -> SeriesRecord:
+    """The series record of ``version`` in the JSON object ``record`` (read from ``path``), every field checked."""
     fields = Fields(path, record, "series record")
-    unknown = sorted(map(str, set(record) - {"format", "version", "config", "seed", "statistics", "runs"}))
+    name = settings_field(fields, version, 2)
+    unknown = sorted(map(str, set(record) - {"format", "version", name, "seed", "statistics", "runs"}))
     if unknown:
         raise fields.fail(unknown[0], "is not a field of a series record")
-    settings = fields.config("config", MohammadiSettings)
+    settings = fields.config(name, MohammadiSettings)
     seed = fields.integer("seed", 0)
     runs = fields.get("runs")
     if not isinstance(runs, list) or not 1 <= len(runs) <= settings.runs:
@@ -484,7 +491,7 @@ def series_provenance(record: SeriesRecord) -> dict:
     judged = record.settings.judge == "perfect" and bool(last.kept)
     how = "the scripted judge's first pick" if judged else "the fittest program of the last generation"
     return {
-        "seed": record.seed, "config": record.settings.as_dict(), "run": len(record.runs),
+        "seed": record.seed, "settings": record.settings.as_dict(), "run": len(record.runs),
         "candidate": int(position), "chosen_as": how,
         "losses_to_perfect": float(perfect[:, 2].sum()), "wins_against_random": float(random[:, 0].sum()),
     }  # fmt: skip
@@ -505,19 +512,23 @@ def series_games(settings: MohammadiSettings) -> int:
 PROGRAM_FORMAT = "mohammadi-ttt-program"
 """The ``format`` field of a saved program (chapter 19)."""
 
+PROGRAM_VERSION = 2
+"""The ``version`` :func:`save_program` writes; :func:`load_program` reads 1 and 2. Version 2 keeps the series'
+settings in the provenance as ``settings`` only; version 1 also as ``config``."""
+
 PROGRAM_PROVENANCE = {
     "counts": ("run", "candidate", *SWEEP_PROVENANCE), "texts": ("chosen_as",),
-    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"config": MohammadiSettings,
-                                                                          "settings": MohammadiSettings},
+    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"settings": MohammadiSettings},
 }  # fmt: skip
 """The provenance fields of a saved program that :func:`load_program` checks when present
-(:meth:`~evolving_ttt.reading.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task."""
+(:meth:`~evolving_ttt.reading.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task (and, in a
+file of version 1, ``config``: a :class:`MohammadiSettings` too)."""
 
 
 def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance) -> None:
     """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 19).
 
-    The file holds ``{"format": "mohammadi-ttt-program", "version": 1, "program": "PLAY-AT(...)",
+    The file holds ``{"format": "mohammadi-ttt-program", "version": 2, "program": "PLAY-AT(...)",
     "provenance": {...}}``; the provenance is JSON (seed, settings, how it was chosen), kept apart from the
     format's own fields; the fields :func:`load_program` knows must be of their type. Written whole or not at all,
     at exactly ``path``, once :func:`load_program` reads it back: a program taller than
@@ -531,7 +542,7 @@ def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance
         check_program(program)
         text = program_to_text(program)
     path = check_path(path)
-    data = {"format": PROGRAM_FORMAT, "version": 1, "program": text, "provenance": provenance}
+    data = {"format": PROGRAM_FORMAT, "version": PROGRAM_VERSION, "program": text, "provenance": provenance}
     try:
         encoded = json.dumps(data, indent=1, allow_nan=False) + "\n"
     except (TypeError, ValueError) as error:
@@ -543,20 +554,23 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     """Read a program saved by :func:`save_program`; returns ``(program, provenance)`` (chapter 19).
 
     The provenance the book's savers write is checked where present (:data:`PROGRAM_PROVENANCE`): ``taken`` one
-    of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``settings`` and ``settings`` objects of
-    :class:`MohammadiSettings` settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers,
-    ``chosen_as`` a text, ``losses_to_perfect`` and ``wins_against_random`` numbers. A player's reading comes from
-    them (``taken``, else the settings's), so a field of the wrong type is refused, never replaced by a default.
+    of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``settings`` an object of :class:`MohammadiSettings`
+    settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers, ``chosen_as`` a text,
+    ``losses_to_perfect`` and ``wins_against_random`` numbers. A file of version 1 may hold the settings as
+    ``config`` too (the series' settings, as the book's champion holds them); a file of version 2 may not. A
+    player's reading comes from them (``taken``, else the settings'), so a field of the wrong type is refused,
+    never replaced by a default.
 
     Raises
     ------
     ValueError
-        Naming the file and what is wrong: not JSON, another format or version, a missing field, a provenance
+        Naming the file and what is wrong: not JSON, another format, a version other than 1 and 2, a missing
+        field, ``config`` in the provenance of a file of version 2, a provenance
         field of the wrong type, or a program text that does not parse (with the character where it fails) or is
         taller than :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`.
     """
     path = check_path(path)
-    data = read_record(path, PROGRAM_FORMAT, "a saved program")
+    data = read_record(path, PROGRAM_FORMAT, "a saved program", PROGRAM_VERSION, oldest=1)
     if not isinstance(data.get("program"), str):
         raise ValueError(f'{path}: "program" must be the program\'s text, such as "PLAY-AT(pos11)"')
     provenance = data.get("provenance", {})
@@ -565,6 +579,11 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     fields = Fields(path, provenance, "saved program, provenance")
     fields.optional(fields.text, "taken", TAKEN_READINGS)
     fields.provenance(**PROGRAM_PROVENANCE)
+    if data["version"] == 1:
+        fields.optional(fields.config, "config", MohammadiSettings)
+    elif fields.has("config"):
+        raise fields.fail("config", "is not a field of version 2: its settings are under 'settings' ('config' "
+                                    "before version 2, 'settings' from it on)")  # fmt: skip
     try:
         program = parse_program(data["program"])
     except ValueError as error:

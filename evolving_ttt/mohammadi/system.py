@@ -172,12 +172,19 @@ def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
 
 
 def load_player(path: str | Path) -> tuple[ProgramPlayer, dict]:
-    """A program file; its reading is the provenance's ``taken`` (or its settings's), else ``"square"``."""
+    """A program file; its reading is the provenance's ``taken`` (or its settings', ``config`` in a file of version
+    1), else ``"square"``."""
     program, provenance = load_program(path)
-    taken = provenance.get("taken", provenance.get("config", {}).get("taken", "square"))
+    taken = provenance.get("taken", _series_settings(provenance).get("taken", "square"))
     if taken not in TAKEN_READINGS:
         raise ValueError(f"{path}: taken must be one of {TAKEN_READINGS}; got {taken!r}")
     return ProgramPlayer(program, taken), provenance
+
+
+def _series_settings(provenance: dict) -> dict:
+    """The series' settings in a program's provenance: ``settings`` (version 2), else ``config`` (version 1), else
+    none."""
+    return provenance.get("settings", provenance.get("config", {}))
 
 
 def policy_tables(player: ProgramPlayer) -> tuple[np.ndarray, np.ndarray]:
@@ -199,7 +206,7 @@ def explain(player: ProgramPlayer) -> Callable[[np.ndarray, int], Explanation]:
 def mohammadi_champion(path: str | Path = DEFAULT_PROGRAM) -> ArenaPlayer:
     """Mohammadi's champion program, on either side (chapters 18, 19); the lowest empty square where it is silent."""
     player, provenance = load_player(path)
-    settings = provenance.get("config", {})
+    settings = _series_settings(provenance)
     runs, generations = settings.get("runs"), settings.get("generations")
     training = (f"{runs} runs x {generations} generations of fitnessless co-evolution, 128 programs, and a judge"
                 if runs and generations else "fitnessless co-evolution and a judge")  # fmt: skip

@@ -15,7 +15,9 @@ The vocabulary, one word per idea, as every tool above the systems uses it:
 settings
     One system's choices for a run, a frozen dataclass (``Settings``): the paper's (``PAPER_SETTINGS``), or any
     other. The systems' own classes keep their chapters' names (``FogelSettings``, ``AlKhateebSettings``,
-    ``LingLamSettings``, ``MohammadiSettings``); the registry calls each the system's ``Settings``.
+    ``LingLamSettings``, ``MohammadiSettings``; the older ``ExperimentConfig``, ``AlKhateebConfig``,
+    ``LingLamConfig`` and ``MohammadiConfig`` remain as aliases for one release); the registry calls each the
+    system's ``Settings``. A record holds its settings as ``settings``, and a file stores them under that name.
 task
     The unit of work a run is split into, with its own generator spawned from the run's seed: a task gives the same
     bits alone or with others, on any executor. Fogel's task is a trial, Al-Khateeb's a run, Ling and Lam's one

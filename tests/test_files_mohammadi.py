@@ -361,7 +361,7 @@ def test_save_program_keeps_provenance_apart_and_refuses_what_load_program_refus
     path = folder / "program.txt"
     se.save_program(program, path, format="not mine", version=9)  # provenance cannot override the format's fields
     data = json.loads(path.read_text())
-    assert (data["format"], data["version"]) == (se.PROGRAM_FORMAT, 2)
+    assert (data["format"], data["version"]) == (se.PROGRAM_FORMAT, 1)
     assert se.load_program(path)[1] == {"format": "not mine", "version": 9}
     before = path.read_bytes()
     for call, message in ((lambda: se.save_program(program, path, score=float("nan")), "not plain JSON"),
@@ -375,27 +375,24 @@ def test_save_program_keeps_provenance_apart_and_refuses_what_load_program_refus
     assert not list(folder.glob(".*partial*"))
 
 
-def test_a_program_of_version_1_may_keep_its_series_settings_as_config_and_one_of_version_2_may_not(folder, repo_root):
-    # Version 2 keeps the series' settings in the provenance as "settings" only (one vocabulary).
+def test_a_program_keeps_its_series_settings_as_settings_and_an_older_one_as_config_still_loads(folder, repo_root):
+    # The provenance's older name for the series' settings, "config", is still read (the committed champion holds
+    # it); the savers write "settings", a name version 1 already had, so the version stays 1 (one vocabulary).
     committed = json.loads((repo_root / "book" / "data" / "mohammadi_champion.json").read_text())
-    assert committed["version"] == 1 and "config" in committed["provenance"]
+    assert committed["version"] == se.PROGRAM_VERSION == 1 and "config" in committed["provenance"]
     series_settings = committed["provenance"]["config"]
-    old = _write(folder / "v1-program.json", json.dumps(committed).encode())
+    old = _write(folder / "old-program.json", json.dumps(committed).encode())
     assert sy.load_player(old)[0].taken == series_settings["taken"] == co.PAPER_MOHAMMADI.taken
     provenance = {key: value for key, value in committed["provenance"].items() if key != "config"}
-    se.save_program(committed["program"], folder / "v2-program.json", **provenance, settings=series_settings)
-    data = json.loads((folder / "v2-program.json").read_text())
-    assert data["version"] == 2 and data["provenance"]["settings"] == series_settings
+    se.save_program(committed["program"], folder / "new-program.json", **provenance, settings=series_settings)
+    data = json.loads((folder / "new-program.json").read_text())
+    assert data["version"] == 1 and data["provenance"]["settings"] == series_settings
     assert "config" not in data["provenance"]
-    assert sy.mohammadi_champion(folder / "v2-program.json").training == sy.mohammadi_champion(old).training
-    both = {**data, "provenance": {**provenance, "config": series_settings}}
-    wrong = _write(folder / "wrong.json", json.dumps(both).encode())
-    with pytest.raises(ValueError, match="field 'config' is not a field of version 2: its settings are under "
-                                         "'settings'"):  # fmt: skip
-        se.load_program(wrong)
-    with pytest.raises(ValueError, match="config.*depth_limit must be at most 100"):  # version 1 checks it still
-        se.load_program(_write(folder / "bad-v1.json", json.dumps(
-            {**committed, "provenance": {"config": {**series_settings, "depth_limit": 500}}}).encode()))  # fmt: skip
+    assert sy.mohammadi_champion(folder / "new-program.json").training == sy.mohammadi_champion(old).training
+    for name in ("config", "settings"):  # both names are checked as settings
+        with pytest.raises(ValueError, match=f"{name}.*depth_limit must be at most 100"):
+            se.load_program(_write(folder / "bad.json", json.dumps(
+                {**committed, "provenance": {name: {**series_settings, "depth_limit": 500}}}).encode()))  # fmt: skip
 
 
 def test_the_depth_limit_of_a_series_cannot_exceed_what_the_book_reads_back():

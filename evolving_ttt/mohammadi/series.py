@@ -512,23 +512,27 @@ def series_games(settings: MohammadiSettings) -> int:
 PROGRAM_FORMAT = "mohammadi-ttt-program"
 """The ``format`` field of a saved program (chapter 19)."""
 
-PROGRAM_VERSION = 2
-"""The ``version`` :func:`save_program` writes; :func:`load_program` reads 1 and 2. Version 2 keeps the series'
-settings in the provenance as ``settings`` only; version 1 also as ``config``."""
+PROGRAM_VERSION = 1
+"""The ``version`` of a saved program, the only one. Its provenance may hold settings under two names, both read as
+:class:`MohammadiSettings`: ``settings`` (what :func:`series_provenance` and a sweep's task write) and ``config``
+(the name :func:`series_provenance` wrote before; the book's committed champion holds it). The rename needed no new
+version: version 1 already had ``settings``, and the players a sweep saved in the studies' databases stay the same
+bytes, which the build's re-runs of sweep tasks compare."""
 
 PROGRAM_PROVENANCE = {
     "counts": ("run", "candidate", *SWEEP_PROVENANCE), "texts": ("chosen_as",),
-    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"settings": MohammadiSettings},
+    "numbers": ("losses_to_perfect", "wins_against_random"), "settings": {"settings": MohammadiSettings,
+                                                                          "config": MohammadiSettings},
 }  # fmt: skip
 """The provenance fields of a saved program that :func:`load_program` checks when present
 (:meth:`~evolving_ttt.reading.Fields.provenance`): those of :func:`series_provenance` and of a sweep's task (and, in a
-file of version 1, ``config``: a :class:`MohammadiSettings` too)."""
+file written before, ``config``: a :class:`MohammadiSettings` too)."""
 
 
 def save_program(program: gp.PrimitiveTree | str, path: str | Path, **provenance) -> None:
     """Save a program as JSON: its text, which :func:`parse_program` reads back, and its provenance (chapter 19).
 
-    The file holds ``{"format": "mohammadi-ttt-program", "version": 2, "program": "PLAY-AT(...)",
+    The file holds ``{"format": "mohammadi-ttt-program", "version": 1, "program": "PLAY-AT(...)",
     "provenance": {...}}``; the provenance is JSON (seed, settings, how it was chosen), kept apart from the
     format's own fields; the fields :func:`load_program` knows must be of their type. Written whole or not at all,
     at exactly ``path``, once :func:`load_program` reads it back: a program taller than
@@ -556,21 +560,20 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     The provenance the book's savers write is checked where present (:data:`PROGRAM_PROVENANCE`): ``taken`` one
     of :data:`~evolving_ttt.mohammadi.programs.TAKEN_READINGS`, ``settings`` an object of :class:`MohammadiSettings`
     settings, ``seed``, ``run``, ``candidate``, ``sweep_cell`` and ``task`` whole numbers, ``chosen_as`` a text,
-    ``losses_to_perfect`` and ``wins_against_random`` numbers. A file of version 1 may hold the settings as
-    ``config`` too (the series' settings, as the book's champion holds them); a file of version 2 may not. A
+    ``losses_to_perfect`` and ``wins_against_random`` numbers; ``config``, the older name of the series' settings
+    (the book's champion holds it), is checked the same way (:data:`PROGRAM_VERSION`). A
     player's reading comes from them (``taken``, else the settings'), so a field of the wrong type is refused,
     never replaced by a default.
 
     Raises
     ------
     ValueError
-        Naming the file and what is wrong: not JSON, another format, a version other than 1 and 2, a missing
-        field, ``config`` in the provenance of a file of version 2, a provenance
+        Naming the file and what is wrong: not JSON, another format or version, a missing field, a provenance
         field of the wrong type, or a program text that does not parse (with the character where it fails) or is
         taller than :data:`~evolving_ttt.mohammadi.programs.PROGRAM_HEIGHT_LIMIT`.
     """
     path = check_path(path)
-    data = read_record(path, PROGRAM_FORMAT, "a saved program", PROGRAM_VERSION, oldest=1)
+    data = read_record(path, PROGRAM_FORMAT, "a saved program", PROGRAM_VERSION)
     if not isinstance(data.get("program"), str):
         raise ValueError(f'{path}: "program" must be the program\'s text, such as "PLAY-AT(pos11)"')
     provenance = data.get("provenance", {})
@@ -579,11 +582,6 @@ def load_program(path: str | Path) -> tuple[gp.PrimitiveTree, dict]:
     fields = Fields(path, provenance, "saved program, provenance")
     fields.optional(fields.text, "taken", TAKEN_READINGS)
     fields.provenance(**PROGRAM_PROVENANCE)
-    if data["version"] == 1:
-        fields.optional(fields.config, "config", MohammadiSettings)
-    elif fields.has("config"):
-        raise fields.fail("config", "is not a field of version 2: its settings are under 'settings' ('config' "
-                                    "before version 2, 'settings' from it on)")  # fmt: skip
     try:
         program = parse_program(data["program"])
     except ValueError as error:

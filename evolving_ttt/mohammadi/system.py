@@ -172,8 +172,7 @@ def save_player(player: ProgramPlayer, path: str | Path, **provenance) -> None:
 
 
 def load_player(path: str | Path) -> tuple[ProgramPlayer, dict]:
-    """A program file; its reading is the provenance's ``taken`` (or its settings', ``config`` in a file of version
-    1), else ``"square"``."""
+    """A program file; its reading is the provenance's ``taken`` (or its series' settings'), else ``"square"``."""
     program, provenance = load_program(path)
     taken = provenance.get("taken", _series_settings(provenance).get("taken", "square"))
     if taken not in TAKEN_READINGS:
@@ -182,8 +181,8 @@ def load_player(path: str | Path) -> tuple[ProgramPlayer, dict]:
 
 
 def _series_settings(provenance: dict) -> dict:
-    """The series' settings in a program's provenance: ``settings`` (version 2), else ``config`` (version 1), else
-    none."""
+    """The series' settings in a program's provenance: ``settings``, else ``config`` (the older name, which the
+    book's committed champion holds), else none."""
     return provenance.get("settings", provenance.get("config", {}))
 
 

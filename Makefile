@@ -91,9 +91,10 @@ test: $(STAMP)
 	# each test module, and each notebook with all its cells, to one process, so that a notebook runs in order in
 	# one kernel. Chapters that need the same run share it through the run cache (TTT_RUN_CACHE), which two
 	# processes may read and fill at once (file locks: a chapter that asks for a run another is computing waits
-	# for it and reads it). The unit tests run with nbval loaded, as they do under plain `pytest`. The 30 slowest
-	# tests and cells are listed at the end.
-	$(PY) -m pytest -n 2 --dist loadscope --nbval tests book --ignore=tests/browser --durations=30
+	# for it and reads it). The unit tests run with nbval loaded, as they do under plain `pytest`. The work is
+	# handed out longest first (tests/conftest.py orders it; --no-loadscope-reorder keeps that order). The 30
+	# slowest tests and cells are listed at the end.
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser --durations=30
 	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
 	# so the strict build renders those outputs instead of executing everything a second time, as `make book`
 	# does (`make book-fresh` executes). The configuration is _config.yml with execution switched off.

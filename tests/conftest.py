@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from evolving_ttt.book_execution import recorded_seconds
 from evolving_ttt.fogel.network import load_network
 from evolving_ttt.fogel_score import BestResponse, best_response
 from evolving_ttt.game import board_tables, reachable_positions
@@ -21,6 +22,29 @@ settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None
 settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+LONGEST_TEST_MODULES = ("tests/test_same_bits.py", "tests/test_interrupt.py")
+"""Test modules of a minute or more (the battery under six emulated processors; commands stopped and run again)."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest work first, so that two processes end together (make test runs pytest-xdist with ``--dist
+    loadscope --no-loadscope-reorder``, which hands out whole modules and notebooks in this order): the modules of
+    :data:`LONGEST_TEST_MODULES`, then the notebooks by the running time their committed outputs record (the
+    longest-processing-time rule, as ``make book-fresh`` executes them), then every other module as collected."""
+    seconds: dict[str, float] = {}
+
+    def rank(item) -> tuple[int, float]:
+        path = Path(item.path)
+        relative = path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.as_posix()
+        if relative in LONGEST_TEST_MODULES:
+            return 0, LONGEST_TEST_MODULES.index(relative)
+        if path.suffix == ".ipynb":
+            if relative not in seconds:
+                seconds[relative] = recorded_seconds(path)
+            return 1, -seconds[relative]
+        return 2, 0.0
+
+    items.sort(key=rank)  # stable: tests keep their order within a module, and modules theirs within a rank
 
 
 @pytest.fixture(scope="session")

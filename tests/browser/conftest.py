@@ -93,13 +93,26 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context()
+def watched_page(context):
+    """A new page of ``context`` whose ``errors`` list collects its JavaScript errors and console errors."""
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(f"page error: {error}"))
     page.on("console", lambda message: page.errors.append(f"console {message.type}: {message.text}")
             if message.type == "error" else None)  # fmt: skip
-    yield page
+    return page
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context()
+    yield watched_page(context)
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def module_page(browser):
+    """One page shared by the tests of a module that go on where the last left off (in each test process)."""
+    context = browser.new_context()
+    yield watched_page(context)
     context.close()

@@ -17,6 +17,20 @@ def open_board(page):
     page.wait_for_selector("#ttt-static-play[data-ready='true']", timeout=60000)
 
 
+@pytest.fixture(scope="module")
+def board_page(module_page):
+    """The play chapter's page, opened once for all the games of this module (in each test process), as a reader
+    plays one opponent after another on the same page."""
+    open_board(module_page)
+    return module_page
+
+
+def tally_numbers(page) -> list[int]:
+    """The numbers of the tally line: games won, drawn and lost against the chosen opponent."""
+    tally = page.inner_text("#ttt-static-tally")
+    return [int(word) for word in tally.replace(",", " ").replace(".", " ").split() if word.isdigit()]
+
+
 def moves_on_page(page):
     text = page.get_attribute("#ttt-static-play", "data-moves")
     return [int(s) for s in text.split(",")] if text else []
@@ -38,11 +52,11 @@ def check_replies(moves, player, human):
 
 @pytest.mark.parametrize("human", [X, O], ids=["human X", "human O"])
 @pytest.mark.parametrize("index", range(len(PLAYERS)), ids=[p.name for p in PLAYERS])
-def test_whole_games_against_every_opponent_from_both_sides(page, index, human):
-    player = PLAYERS[index]
-    open_board(page)
+def test_whole_games_against_every_opponent_from_both_sides(board_page, index, human):
+    player, page = PLAYERS[index], board_page
     page.select_option("#ttt-static-opponent", str(index))
     page.select_option("#ttt-static-side", str(human))
+    played = sum(tally_numbers(page))  # the tally counts every game against this opponent, from either side
     rng = np.random.default_rng(index * 2 + (human == O))
     for _ in range(3):
         page.click("#ttt-static-new")
@@ -65,9 +79,7 @@ def test_whole_games_against_every_opponent_from_both_sides(page, index, human):
         status = page.inner_text("#ttt-static-status")
         expected = "Draw." if winner(board) == 0 else ("You win" if winner(board) == human else f"{player.name} wins")
         assert status.startswith(expected)
-    tally = page.inner_text("#ttt-static-tally")
-    numbers = [int(word) for word in tally.replace(",", " ").replace(".", " ").split() if word.isdigit()]
-    assert sum(numbers) == 3, tally
+    assert sum(tally_numbers(page)) == played + 3, page.inner_text("#ttt-static-tally")
     assert page.errors == []
 
 

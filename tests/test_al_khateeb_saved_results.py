@@ -55,6 +55,7 @@ def test_the_file_holds_the_curves_and_players_of_the_runs_it_names(written, run
     assert json.loads(written.read_text())["command"] == "test"
 
 
+@pytest.mark.slow
 def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, run, tmp_path):
     saved = load_al_khateeb_results(written)
     check = recheck_al_khateeb_results(saved, run, checkpoints=2, runs=(0, 2))

@@ -92,6 +92,7 @@ def test_the_recheck_finds_the_same_bits_and_finds_one_changed_number(written, t
     ids=["format", "version", "settings", "extra reading", "config in version 2", "settings in version 1", "missing",
          "shape", "negative variance", "not booleans"],
 )
+@pytest.mark.slow
 def test_a_damaged_file_is_one_value_error_naming_the_file_and_member(written, tmp_path, change, message):
     arrays = dict(read_npz(written, "x"))
     change(arrays)

@@ -74,6 +74,7 @@ def test_count_games_matches_the_known_totals():
     assert count_games() == GameCounts(games=255168, x_wins=131184, o_wins=77904, draws=46080)
 
 
+@pytest.mark.slow
 def test_legal_table_is_exactly_the_reachable_positions(reachable):
     tables = board_tables()
     assert int(tables.legal.sum()) == 5478

@@ -195,6 +195,7 @@ def test_the_loader_refuses_missing_or_wrong_new_fields(small_study, tmp_path, c
     assert not (tmp_path / "saved.json").exists()
 
 
+@pytest.mark.slow
 def test_an_interrupted_study_goes_on_from_its_progress(small_study):
     record, _ = small_study
     targets = [("nndtf", "quiet games", 2), ("baseline", "quiet games", 1)]

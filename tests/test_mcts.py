@@ -203,6 +203,7 @@ def test_it_never_plays_an_occupied_square():
         assert board[mcts.mcts_move(board, int(tables.to_move[index]), 20, rng)] == 0
 
 
+@pytest.mark.slow
 def test_with_the_solver_it_always_takes_a_win_in_one():
     """Every child is tried before any is tried twice, and a winning child proves the root at once."""
     tables, values = board_tables(), []

@@ -130,6 +130,7 @@ def test_batched_interpreter_agrees_with_the_readable_one_on_every_board():
             assert table[i] == (-1 if expected is None else expected)
 
 
+@pytest.mark.slow
 def test_program_policy_is_the_tabulated_program_player():
     for program in random_trees(2, 3, 10):
         for mark in (X, O):

@@ -77,6 +77,7 @@ def test_tie_break_lets_the_outcome_decide_and_the_bonus_only_break_ties():
     assert tie_break.tolist() == [True, True, False]  # outcome first; equal outcomes: the bonus, a tie to a
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", co.BONUS_ROLES)
 def test_batched_chains_agree_with_the_readable_ones_under_each_reading(role):
     settings = dataclasses.replace(co.PAPER_MOHAMMADI, bonus_role=role, playat_bonus=3.0)

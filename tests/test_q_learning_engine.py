@@ -27,6 +27,7 @@ def same(readable, compiled, rng_a, rng_b):
     assert np.array_equal(rng_a.bit_generator.random_raw(3), rng_b.bit_generator.random_raw(3))  # same state after
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mark", [X, O])
 @pytest.mark.parametrize("case", range(4))
 def test_against_rule_base_same_bits(mark, case):

@@ -299,6 +299,7 @@ def check_one_valid_entry_per_key(folder: Path, seeds) -> None:
         assert compute.calls == 0
 
 
+@pytest.mark.slow
 def test_concurrent_processes_asking_for_one_key_compute_it_once_and_all_get_it(cache):
     context = multiprocessing.get_context("fork")
     callers, rounds = 4, [11, 12, 13]

@@ -33,7 +33,8 @@ COMMANDS = {
 # The run again after an interrupt only has to finish and write its outputs where the interrupted one left nothing:
 # the same command at a length of a second or two (the sweep's stays the same: it resumes its database, whose
 # definition must not change).
-SHORTER = {"1500": "40", "200000": "2000", "40": "4"}
+SHORTER = {"--generations": "4", "--iterations": "2000"}
+"""The value each of these options takes in the shorter run, whatever it is in COMMANDS."""
 OUTPUTS = {"run.npz", "run.json", "champion.json"}  # the sweep's --db is made before the run, to resume from
 WORKERS = {"evolve", "fogel", "al-khateeb", "ling-lam", "sweep run"}  # the commands that fork workers here
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -41,7 +42,9 @@ EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 def command_line(name: str, tmp: Path, shorter: bool = False) -> list[str]:
     """The command ``name`` writing into ``tmp``; with ``shorter``, its run cut to a second or two (SHORTER)."""
-    arguments = [SHORTER.get(a, a) if shorter else a for a in COMMANDS[name]]
+    arguments = COMMANDS[name]
+    if shorter:
+        arguments = [SHORTER.get(option, a) for option, a in zip(["", *arguments], arguments, strict=False)]
     return [sys.executable, "-m", "ttt_helpers", *(a.format(tmp=tmp) for a in arguments), "--quiet"]
 
 

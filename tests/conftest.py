@@ -23,7 +23,7 @@ settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LONGEST_TEST_MODULES = ("tests/test_same_bits.py", "tests/test_interrupt.py")
-"""Test modules of a minute or more (the battery under six emulated processors; commands stopped and run again)."""
+"""Test modules of a minute or more (the battery under emulated processors; commands stopped and run again)."""
 
 
 def pytest_collection_modifyitems(config, items):

@@ -60,7 +60,7 @@ import numpy as np  # noqa: E402
 NOTE_KEY = "note"
 NOTE = (
     "The same-bits battery's hashes (tests/same_bits_battery.py), computed as is on an x86-64 machine with the "
-    "pinned packages of requirements.txt. tests/test_same_bits.py runs the battery under six emulated processors "
+    "pinned packages of requirements.txt. tests/test_same_bits.py runs the battery under emulated processors "
     "and requires every hash to equal these. Refresh them only when a change to the code is meant to change a "
     "part's bits: python tests/same_bits_battery.py tests/same_bits_hashes.json --refresh (this note is kept)."
 )

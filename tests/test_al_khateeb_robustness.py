@@ -151,8 +151,8 @@ def small_configs():
         AlKhateebSettings(population=6, parents=3, generations=4, runs=2, step_sizes="player"),
         AlKhateebSettings(population=6, parents=3, generations=5, runs=2, hall_of_fame=3),
         AlKhateebSettings(population=4, parents=2, generations=3, runs=2, player=OnePlySettings(depth=2)),
-        AlKhateebSettings(population=4, parents=1, generations=3, runs=1, player=deep, hall_of_fame=2),
-        AlKhateebSettings(population=4, parents=2, generations=2, runs=1, player=OnePlySettings(depth=4)),
+        AlKhateebSettings(population=4, parents=1, generations=2, runs=1, player=deep, hall_of_fame=2),
+        AlKhateebSettings(population=4, parents=2, generations=1, runs=1, player=OnePlySettings(depth=4)),
     ]
 
 

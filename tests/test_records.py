@@ -1,7 +1,13 @@
 """The careful file layer of evolving_ttt.records: outputs made before a run and written whole, checked reading."""
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evolving_ttt import reading as rd
 from evolving_ttt import records as r
@@ -86,3 +92,71 @@ def test_a_remembered_stop_keeps_every_output_out_of_place(tmp_path):
         r.clear_stop()
     r.raise_pending_stop()  # nothing remembered: no exception
     assert r.Output(tmp_path / "new.json", "--out", ".json").write_text("new").read_text() == "new"
+
+
+def _depth_by_walking(text, limit):
+    """The depth check walked one character at a time: the reference ``reading._json_depth_ok`` must equal."""
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
+@given(st.text(alphabet='[]{}"\\ax\n', max_size=60), st.integers(0, 6))
+def test_the_depth_check_is_the_character_walk(text, limit):
+    assert rd._json_depth_ok(text, limit) == _depth_by_walking(text, limit)
+
+
+def test_the_depth_check_on_strings_brackets_and_an_unterminated_string():
+    deep = "[" * 201 + "]" * 201
+    cases = ((deep, False), (f'"{deep}"', True), (f'["\\"{deep}"]', True), (f'"a\\\\"{deep}', False),
+             (f'["unterminated {deep}', True), ("]]]]" + "[" * 203, True), ("[" * 200, True))  # fmt: skip
+    for text, expected in cases:
+        assert rd._json_depth_ok(text, 200) == _depth_by_walking(text, 200) == expected, text[:30]
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(10**40), 10**40),
+                          st.sampled_from(["1e999", "-2E+400", "1e-999", "9" * 31, "-" + "9" * 30, "1" * 320 + ".5",
+                                           "12345.6e99", "0.000e308"])), max_size=8))  # fmt: skip
+def test_numbers_parse_as_with_the_checking_hooks_or_are_refused_alike(items):
+    text = "[" + ", ".join(item if isinstance(item, str) else json.dumps(item) for item in items) + "]"
+
+    def hooked():
+        return json.loads(text, parse_constant=rd._refuse_constant, parse_float=rd._finite_float,
+                          parse_int=rd._bounded_int)  # fmt: skip
+
+    try:
+        expected = hooked()
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            rd._loads(text)
+        return
+    found = rd._loads(text)
+    assert [(type(v), v) for v in found] == [(type(v), v) for v in expected]
+
+
+@given(st.recursive(st.one_of(st.floats(allow_nan=False), st.integers(), st.booleans(), st.none(), st.text(max_size=2)),
+                    lambda inner: st.lists(inner, max_size=3), max_leaves=12), st.integers(1, 3))  # fmt: skip
+def test_numbers_accepts_and_refuses_as_the_item_by_item_walk(value, depth):
+    fields = rd.Fields(Path("n.json"), {"a": value}, "test")
+    try:
+        fields._check_number_lists("a", value, (None,) * depth)
+        walked = None
+    except ValueError as error:
+        walked = str(error)
+    assert rd._plain_numbers(value, depth) <= (walked is None)  # the fast check passes only what the walk passes
+    try:
+        fields.numbers("a", (None,) * depth)
+    except ValueError as error:
+        assert walked is None or str(error) == walked
+    else:
+        assert walked is None

@@ -1,4 +1,4 @@
-"""Same seed, same bits: the battery of tests/same_bits_battery.py under six emulated processors (chapter 9).
+"""Same seed, same bits: the battery of tests/same_bits_battery.py under emulated processors (chapter 9).
 
 What it proves. The battery (the portable numerics on fixed grids, a short run of each of the four systems
 through the registry, one sweep task of each, the arena's exact yardsticks of every saved player, and the table
@@ -14,11 +14,13 @@ at a glance) runs in a fresh process under each of:
 6. numba compiling for a generic x86-64 processor without AVX (``NUMBA_CPU_NAME=generic``, a fresh
    ``NUMBA_CACHE_DIR`` so that nothing compiled for this processor is reused);
 
-each with a fresh ``TTT_RUN_CACHE``. Every part's sha256 must be the same in all six and equal to the committed
-``tests/same_bits_hashes.json``. Each process also reports what it sees of the processor, and the test checks that
-every emulation took effect (numpy dispatches to no target beyond its baseline, glibc reports AVX2 and FMA
-inactive, OpenBLAS runs its Prescott kernel, numba targets ``generic`` without features), so that a variable that
-silently did nothing cannot make the test pass.
+each with a fresh ``TTT_RUN_CACHE``. The test runs 1, 5 and 6; only when 5 differs from the committed hashes are 2, 3
+and 4 run, one emulation each, to say which of the three is to blame (three more runs of the battery that a pass
+does not need: 5 differing from the committed hashes fails the test either way). Every part's sha256 must be the
+same in every environment run and equal to the committed ``tests/same_bits_hashes.json``. Each process also reports
+what it sees of the processor, and the test checks that every emulation took effect (numpy dispatches to no target
+beyond its baseline, glibc reports AVX2 and FMA inactive, OpenBLAS runs its Prescott kernel, numba targets
+``generic`` without features), so that a variable that silently did nothing cannot make the test pass.
 
 What it cannot prove. Only x86-64, with the pinned packages of requirements.txt and this machine's glibc: an ARM
 processor, another glibc, another numpy, OpenBLAS, numba or LLVM may compute other bits, and only a run there
@@ -53,7 +55,7 @@ HERE = Path(__file__).resolve().parent
 BATTERY = HERE / "same_bits_battery.py"
 COMMITTED = HERE / "same_bits_hashes.json"
 REFRESH = f"python tests/{BATTERY.name} tests/{COMMITTED.name} --refresh"
-# A minute or more: the battery under six imitations of other processors (make test, not make test-fast).
+# A minute or more: the battery under imitations of other processors (make test, not make test-fast).
 pytestmark = pytest.mark.slow
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -84,6 +86,9 @@ ENVIRONMENTS: dict[str, dict[str, str]] = {
     "numba-generic": {"NUMBA_CPU_NAME": "generic"},  # and a fresh NUMBA_CACHE_DIR, made per run
 }
 """The six environments, by name: the variables each sets on top of this process's environment."""
+FIRST = ("as-is", "numba-generic", "all-three")
+"""The environments every run of the test uses; the other three only say which emulation a difference of all-three's
+comes from."""
 X86_ONLY = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", "all-three")
 """The environments that emulate x86-64 processors: they mean nothing on another processor."""
 CLEARED = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "GLIBC_TUNABLES", "OPENBLAS_CORETYPE",
@@ -162,16 +167,19 @@ def committed_hashes() -> dict[str, str]:
     return {key: value for key, value in data.items() if key != _battery().NOTE_KEY}
 
 
-def test_same_bits_under_six_emulated_processors():
+def test_same_bits_under_emulated_processors():
     """The battery gives the committed hashes under every environment (see the module's docstring)."""
     committed = committed_hashes()
-    names = list(ENVIRONMENTS) if X86_64 else [name for name in ENVIRONMENTS if name not in X86_ONLY]
-    # Two at a time, numba-generic (its own, empty cache) beside as-is first: in a fresh clone as-is compiles the
-    # kernels into numba's cache once, and the four emulations after it load them instead of each compiling its own.
-    order = sorted(names, key=lambda name: name not in ("as-is", "numba-generic"))
+    names = list(FIRST) if X86_64 else [name for name in FIRST if name not in X86_ONLY]
     with tempfile.TemporaryDirectory(prefix="same-bits-") as folder, ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(order, pool.map(lambda name: run_battery(name, Path(folder)), order), strict=True))
-    runs = {name: done[name] for name in names}
+        # Two at a time, numba-generic (its own, empty cache) beside as-is first: in a fresh clone as-is compiles the
+        # kernels into numba's cache once, and the emulations after it load them instead of each compiling its own.
+        runs = dict(zip(names, pool.map(lambda name: run_battery(name, Path(folder)), names), strict=True))
+        combined = runs.get("all-three", {})
+        if X86_64 and ("error" in combined or differences({"all-three": combined["hashes"]}, committed)):
+            singles = [name for name in X86_ONLY if name != "all-three"]
+            runs |= dict(zip(singles, pool.map(lambda name: run_battery(name, Path(folder)), singles), strict=True))
+    runs = {name: runs[name] for name in ENVIRONMENTS if name in runs}
     timing = ", ".join(f"{name} {run['seconds']:.0f} s" for name, run in runs.items())
     print(f"same-bits battery wall time per environment: {timing}")
     failed = [f"{name}: the battery failed, {run['error']}" for name, run in runs.items() if "error" in run]
@@ -209,3 +217,29 @@ def test_same_bits_committed_hashes_cover_exactly_the_batterys_parts():
                                        f"part: {sorted(extra)}; refresh with {REFRESH}")  # fmt: skip
     assert all(isinstance(value, str) and len(value) == 64 and set(value) <= set("0123456789abcdef")
                for value in committed.values())  # fmt: skip
+
+
+def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one_to_blame(monkeypatch):
+    """The three single emulations run only when all-three differs, and the failure then names the one that differs."""
+    committed = committed_hashes()
+    part = sorted(committed)[0]
+    probe = {"numpy_dispatch": [], "glibc_active": {"AVX2": False, "FMA": False}, "openblas_core": "Prescott",
+             "numba_cpu": {"name": "generic", "features": ""}}  # fmt: skip
+    ran = []
+
+    def fake_battery(name, folder):
+        ran.append(name)
+        wrong = name in ("glibc-no-fma", "all-three") and differs
+        return {"hashes": committed | ({part: "0" * 64} if wrong else {}), "probe": probe, "seconds": 0.0}
+
+    monkeypatch.setattr(sys.modules[__name__], "run_battery", fake_battery)
+    monkeypatch.setattr(sys.modules[__name__], "X86_64", True)
+    differs = False
+    test_same_bits_under_emulated_processors()
+    assert sorted(ran) == sorted(FIRST)
+    ran.clear()
+    differs = True
+    with pytest.raises(AssertionError, match=rf"{part}: differs under glibc-no-fma, all-three;"):
+        test_same_bits_under_emulated_processors()
+    assert sorted(ran) == sorted(ENVIRONMENTS)
+

@@ -2,8 +2,8 @@
 #   make venv    create .venv with the pinned packages and ttt_helpers installed in editable mode
 #   make book    build the HTML book into _build/html from the committed outputs (make test proves them current)
 #   make book-fresh  the same, executing every chapter (later runs re-execute only the chapters whose code changed)
-#   make test    ruff, unit tests and notebook output check (nbval) on two processes, strict build of the checked
-#                outputs, browser tests
+#   make test    ruff, strict build of the committed outputs, unit tests and notebook output check (nbval) on two
+#                processes, browser tests
 #   make test-fast  the unit tests not marked slow, on two processes: no notebooks, no browser (about a minute)
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
@@ -84,9 +84,21 @@ book-fresh: $(STAMP)
 	$(JB) build .
 	@echo "Book built, every chapter executed: file://$(CURDIR)/$(HTML)"
 
-test: $(STAMP)
-	rm -rf $(RUNS)
+test: $(STAMP) $(NO_EXECUTE)
+	rm -rf $(RUNS) _build/warm-up
 	$(RUFF) check .
+	# Two jobs side by side, one process each. The strict build renders the outputs committed with the notebooks
+	# (configuration _config.yml with execution switched off); the nbval run below re-executes every notebook and
+	# fails if an output is not what the code prints, so the pages are proven current by the end of `make test`
+	# (`make book-fresh` executes). Beside it, the same-bits battery runs once as is: it compiles every numba kernel
+	# of the package into numba's cache (and Python's modules to bytecode), which a fresh clone would otherwise do in
+	# whichever test or notebook needs each first, several processes at once. Its hashes are checked by the
+	# same-bits test.
+	mkdir -p _build/warm-up
+	TTT_RUN_CACHE=_build/warm-up/run-cache $(PY) tests/same_bits_battery.py _build/warm-up/hashes.json \
+		2> _build/warm-up/battery.log & warm=$$!; \
+	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going; built=$$?; \
+	wait $$warm || { cat _build/warm-up/battery.log; exit 1; }; exit $$built
 	# The unit tests and every notebook (nbval) in one run on two processes (pytest-xdist). --dist loadscope sends
 	# each test module, and each notebook with all its cells, to one process, so that a notebook runs in order in
 	# one kernel. Chapters that need the same run share it through the run cache (TTT_RUN_CACHE), which two
@@ -95,11 +107,6 @@ test: $(STAMP)
 	# handed out longest first (tests/conftest.py orders it; --no-loadscope-reorder keeps that order). The 30
 	# slowest tests and cells are listed at the end.
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser --durations=30
-	# nbval has just re-executed every notebook and found the committed outputs to be what the code prints,
-	# so the strict build renders those outputs instead of executing everything a second time, as `make book`
-	# does (`make book-fresh` executes). The configuration is _config.yml with execution switched off.
-	$(MAKE) $(NO_EXECUTE)
-	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going
 	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
 	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason. Two
 	# processes, each with its own browser: most of their time is waiting for pages.

@@ -54,6 +54,7 @@ from evolving_ttt.records import (
     clear_stop,
     note_stop,
     prepare_outputs,
+    raise_pending_stop,
     stop_pending,
 )
 from evolving_ttt.systems import check_settings, get_system, player_from_file, registered_systems, run_system
@@ -376,12 +377,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return _command(args, outputs)
     except KeyboardInterrupt as interruption:
-        _STOP_CAUGHT.set()
-        forget_interrupt_in_exec()  # numba's compiling would otherwise make Python end by SIGINT (parallel.py)
-        _discard(outputs)
-        print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
-        return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
-    except (ValueError, OSError, MemoryError, sqlite3.Error) as error:
+        return _interrupted(interruption, args, outputs)
+    except Exception as error:
+        if stop_pending():  # the stop, turned into another exception by a library (see _stop_behind)
+            return _interrupted(_stop_behind(error), args, outputs)
+        if not isinstance(error, (ValueError, OSError, MemoryError, sqlite3.Error)):
+            raise
         _discard(outputs)
         (_subparser(parser, args) if parser is not None else build_parser()).error(_one_line(error))
     finally:
@@ -391,6 +392,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, handler)
         clear_stop()
         sys.unraisablehook = hook  # after an interrupt, program.finish keeps Python's closing down quiet
+
+
+def _interrupted(interruption: KeyboardInterrupt, args: argparse.Namespace | None, outputs: list[Output]) -> int:
+    """What :func:`main` does once stopped: no output kept, one line, the exit status of the signal."""
+    _STOP_CAUGHT.set()
+    forget_interrupt_in_exec()  # numba's compiling would otherwise make Python end by SIGINT (parallel.py)
+    _discard(outputs)
+    print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
+    return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
+
+
+def _stop_behind(error: BaseException) -> KeyboardInterrupt:
+    """The stop that caused ``error``, an exception raised while a stop was pending.
+
+    A library may turn the handler's exception into another: numba's dispatcher, stopped while it loads a kernel
+    from its cache, raises ``SystemError`` ("returned a result with an exception set") with the stop as its cause.
+    The stop is found in the chain of causes, or else it is the one :func:`~evolving_ttt.records.note_stop`
+    remembered."""
+    seen, chain = error, set()
+    while seen is not None and id(seen) not in chain:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        chain.add(id(seen))
+        seen = seen.__cause__ or seen.__context__
+    try:
+        raise_pending_stop()
+    except KeyboardInterrupt as stop:
+        return stop
+    return KeyboardInterrupt()  # not reached: a stop is pending
 
 
 def _interrupted_note(args: argparse.Namespace | None) -> str:

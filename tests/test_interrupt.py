@@ -224,3 +224,36 @@ def test_an_interrupt_a_library_lost_still_stops_the_command_before_it_writes(tm
     assert ended.stderr.strip().splitlines()[-1] == "interrupted: nothing was written"
     assert "Traceback" not in ended.stderr
     assert left_files(tmp_path) == []
+
+
+STOP_TURNED_INTO_SYSTEM_ERROR = """
+import os, signal, sys, time
+from evolving_ttt import cli
+
+command = cli._command
+
+
+def converted(args, outputs):
+    # SIGTERM while numba's dispatcher loads a kernel from its cache: the handler's Terminated is raised inside the
+    # unpickling callback, and the dispatcher raises SystemError with it as the cause
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except KeyboardInterrupt as stop:
+        raise SystemError("CPUDispatcher(<function f>) returned a result with an exception set") from stop
+    return command(args, outputs)
+
+
+cli._command = converted
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_stop_a_library_turned_into_another_exception_ends_the_command_as_the_stop(tmp_path):
+    out = str(tmp_path / "run.npz")
+    arguments = ["evolve", "--trials", "1", "--generations", "3", "--parents", "8", "--out", out, "--quiet"]
+    ended = subprocess.run([sys.executable, "-c", STOP_TURNED_INTO_SYSTEM_ERROR, *arguments], capture_output=True,
+                           text=True, env=environment(tmp_path), cwd=tmp_path, timeout=120)  # fmt: skip
+    assert ended.returncode == 143, ended.stderr
+    assert ended.stderr.strip().splitlines() == ["interrupted: nothing was written"], ended.stderr
+    assert left_files(tmp_path) == []

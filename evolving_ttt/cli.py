@@ -379,8 +379,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as interruption:
         return _interrupted(interruption, args, outputs)
     except Exception as error:
-        if stop_pending():  # the stop, turned into another exception by a library (see _stop_behind)
-            return _interrupted(_stop_behind(error), args, outputs)
+        if stop_pending():  # the stop, turned into another exception by a library: numba's dispatcher, stopped
+            try:  # while it loads a kernel from its cache, raises SystemError with the stop as its cause
+                raise_pending_stop()  # the stop the handler remembered (records.note_stop)
+            except KeyboardInterrupt as interruption:
+                return _interrupted(interruption, args, outputs)
         if not isinstance(error, (ValueError, OSError, MemoryError, sqlite3.Error)):
             raise
         _discard(outputs)
@@ -401,26 +404,6 @@ def _interrupted(interruption: KeyboardInterrupt, args: argparse.Namespace | Non
     _discard(outputs)
     print(f"interrupted: {_interrupted_note(args)}", file=sys.stderr)
     return INTERRUPTED_SIGTERM if isinstance(interruption, Terminated) else INTERRUPTED_SIGINT
-
-
-def _stop_behind(error: BaseException) -> KeyboardInterrupt:
-    """The stop that caused ``error``, an exception raised while a stop was pending.
-
-    A library may turn the handler's exception into another: numba's dispatcher, stopped while it loads a kernel
-    from its cache, raises ``SystemError`` ("returned a result with an exception set") with the stop as its cause.
-    The stop is found in the chain of causes, or else it is the one :func:`~evolving_ttt.records.note_stop`
-    remembered."""
-    seen, chain = error, set()
-    while seen is not None and id(seen) not in chain:
-        if isinstance(seen, KeyboardInterrupt):
-            return seen
-        chain.add(id(seen))
-        seen = seen.__cause__ or seen.__context__
-    try:
-        raise_pending_stop()
-    except KeyboardInterrupt as stop:
-        return stop
-    return KeyboardInterrupt()  # not reached: a stop is pending
 
 
 def _interrupted_note(args: argparse.Namespace | None) -> str:

@@ -3,7 +3,7 @@
 #   make book    build the HTML book into _build/html from the committed outputs (make test proves them current)
 #   make book-fresh  the same, executing every chapter (later runs re-execute only the chapters whose code changed)
 #   make test    ruff, strict build of the committed outputs, unit tests and notebook output check (nbval) on two
-#                processes, browser tests
+#                processes with the browser tests beside them
 #   make test-fast  the unit tests not marked slow, on two processes: no notebooks, no browser (about a minute)
 #   make play    open the play board as an app in the browser (Voila), to play every player without code
 #   make bench   run the benchmark script
@@ -99,18 +99,23 @@ test: $(STAMP) $(NO_EXECUTE)
 		2> _build/warm-up/battery.log & warm=$$!; \
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going; built=$$?; \
 	wait $$warm || { cat _build/warm-up/battery.log; exit 1; }; exit $$built
-	# The unit tests and every notebook (nbval) in one run on two processes (pytest-xdist). --dist loadscope sends
-	# each test module, and each notebook with all its cells, to one process, so that a notebook runs in order in
-	# one kernel. Chapters that need the same run share it through the run cache (TTT_RUN_CACHE), which two
-	# processes may read and fill at once (file locks: a chapter that asks for a run another is computing waits
-	# for it and reads it). The unit tests run with nbval loaded, as they do under plain `pytest`. The work is
-	# handed out longest first (tests/conftest.py orders it; --no-loadscope-reorder keeps that order). The 30
-	# slowest tests and cells are listed at the end.
-	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser --durations=30
-	# The built pages in headless Chromium: every page without a JavaScript error, and the play chapter's board
-	# played by clicks against every opponent. Without Chromium they are reported as skipped, with the reason. Two
-	# processes, each with its own browser: most of their time is waiting for pages.
-	$(PY) -m pytest -p no:nbval -rs -n 2 tests/browser
+	# Then two jobs side by side. The unit tests and every notebook (nbval) in one run on two processes
+	# (pytest-xdist): --dist loadscope sends each test module, and each notebook with all its cells, to one process,
+	# so that a notebook runs in order in one kernel. Chapters that need the same run share it through the run cache
+	# (TTT_RUN_CACHE), which two processes may read and fill at once (file locks: a chapter that asks for a run
+	# another is computing waits for it and reads it). The unit tests run with nbval loaded, as they do under plain
+	# `pytest`. The work is handed out longest first (tests/conftest.py orders it; --no-loadscope-reorder keeps that
+	# order). The 30 slowest tests and cells are listed at the end. Beside them, in one process, the built pages in
+	# headless Chromium: every page without a JavaScript error, the play chapter's board played by clicks, and the
+	# app of `make play` against every opponent (most of their time is waiting for pages, so they cost the tests
+	# little; every wait is for a state, never a fixed pause long enough only on an idle machine). Their report is
+	# printed after the tests'. Without Chromium they are reported as skipped, with the reason.
+	$(PY) -m pytest -p no:nbval -rs tests/browser > _build/browser-tests.log 2>&1 & browser=$$!; \
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser \
+		--durations=30; tested=$$?; \
+	wait $$browser; browsed=$$?; \
+	echo "Browser tests (run beside the tests above):"; cat _build/browser-tests.log; \
+	[ $$tested -eq 0 ] && [ $$browsed -eq 0 ]
 
 # The quick check while working: the unit tests not marked slow (pyproject.toml's markers), on two processes; every
 # module of evolving_ttt is still exercised. make test runs them all, with the notebooks and the browser tests.

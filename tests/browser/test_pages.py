@@ -17,6 +17,14 @@ def test_the_built_book_has_its_chapters():
     assert len(PAGES) >= 16, PAGES  # the index and at least the fifteen chapters of Fogel's part
 
 
+TYPESET = """() => new Promise(done => {
+  if (!window.MathJax || !window.MathJax.Hub) { done(true); return; }  // a page without mathematics
+  MathJax.Hub.Register.StartupHook("End", () => done(true));  // at once if MathJax has already typeset the page
+  setTimeout(() => done(false), 60000);
+})"""
+"""True once MathJax 2 has typeset the page (its "End" hook), or at once on a page without it; false after a minute.
+The page's figures and code are measured after the mathematics has its final size, however slow the machine."""
+
 OVERFLOWING = """() => Array.from(document.querySelectorAll('main pre, main table, main .highlight, main .output'))
   .filter(el => el.scrollWidth > el.clientWidth + 1)
   .map(el => el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth + ': ' + (el.innerText || '').slice(0, 60))"""
@@ -30,7 +38,7 @@ def test_page_loads_cleanly_shows_every_figure_and_cuts_nothing_off_at_1280_pixe
             if not request.url.startswith(("file:", "data:", "about:")) else None)  # fmt: skip
     page.goto((HTML / name).as_uri())
     page.wait_for_load_state("load")
-    page.wait_for_timeout(300)  # let MathJax and the board's script run
+    assert page.evaluate(TYPESET), "MathJax did not finish typesetting within a minute"
     images = page.eval_on_selector_all(
         "img", "imgs => imgs.map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0}))"
     )

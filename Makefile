@@ -92,11 +92,11 @@ test: $(STAMP) $(NO_EXECUTE)
 	# fails if an output is not what the code prints, so the pages are proven current by the end of `make test`
 	# (`make book-fresh` executes). Beside it, the same-bits battery runs once as is: it compiles every numba kernel
 	# of the package into numba's cache (and Python's modules to bytecode), which a fresh clone would otherwise do in
-	# whichever test or notebook needs each first, several processes at once. Its hashes are checked by the
-	# same-bits test.
+	# whichever test or notebook needs each first, several processes at once. The same-bits test takes it for its
+	# as-is run (TTT_SAME_BITS_WARM_UP below) and checks its hashes.
 	mkdir -p _build/warm-up
 	TTT_RUN_CACHE=_build/warm-up/run-cache $(PY) tests/same_bits_battery.py _build/warm-up/hashes.json \
-		2> _build/warm-up/battery.log & warm=$$!; \
+		--probe _build/warm-up/probe.json 2> _build/warm-up/battery.log & warm=$$!; \
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going; built=$$?; \
 	wait $$warm || { cat _build/warm-up/battery.log; exit 1; }; exit $$built
 	# Then two jobs side by side. The unit tests and every notebook (nbval) in one run on two processes
@@ -111,7 +111,8 @@ test: $(STAMP) $(NO_EXECUTE)
 	# little; every wait is for a state, never a fixed pause long enough only on an idle machine). Their report is
 	# printed after the tests'. Without Chromium they are reported as skipped, with the reason.
 	$(PY) -m pytest -p no:nbval -rs tests/browser > _build/browser-tests.log 2>&1 & browser=$$!; \
-	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser \
+	TTT_SAME_BITS_WARM_UP=$(CURDIR)/_build/warm-up \
+		$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser \
 		--durations=30; tested=$$?; \
 	wait $$browser; browsed=$$?; \
 	echo "Browser tests (run beside the tests above):"; cat _build/browser-tests.log; \

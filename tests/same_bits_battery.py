@@ -44,6 +44,7 @@ import argparse
 import ctypes
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -339,8 +340,15 @@ def _openblas_core() -> str | None:
     return None
 
 
+EMULATION_VARIABLES = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "GLIBC_TUNABLES", "OPENBLAS_CORETYPE",
+                       "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")  # fmt: skip
+"""The environment variables that change what numpy, glibc, OpenBLAS or numba run on (tests/test_same_bits.py sets
+them to emulate other processors)."""
+
+
 def probe() -> dict:
-    """What this process sees of the processor, for checking that an emulation took effect."""
+    """What this process sees of the processor, for checking that an emulation took effect, and which of
+    :data:`EMULATION_VARIABLES` its environment sets."""
     import numba
     from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
@@ -350,6 +358,7 @@ def probe() -> dict:
         "glibc_active": _glibc_active(),
         "openblas_core": _openblas_core(),
         "numba_cpu": {"name": numba.config.CPU_NAME, "features": numba.config.CPU_FEATURES},
+        "emulation_variables": {name: os.environ[name] for name in EMULATION_VARIABLES if name in os.environ},
     }
 
 

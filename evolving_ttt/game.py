@@ -57,7 +57,7 @@ def check_board_values(board: Sequence[int] | np.ndarray) -> np.ndarray:
         )
     if values.dtype.kind not in "biuf":
         raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found non-numbers in {board!r}")
-    if not ((values == X) | (values == O) | (values == EMPTY)).all():
+    if not set(values.tolist()) <= {X, O, EMPTY}:
         bad = sorted({v.item() for v in values if v not in (X, O, EMPTY)})
         raise ValueError(f"board squares must be -1 (O), 0 (empty) or +1 (X); found {bad}")
     return values.astype(np.int8)
@@ -65,8 +65,8 @@ def check_board_values(board: Sequence[int] | np.ndarray) -> np.ndarray:
 
 def line_winners(board: np.ndarray) -> set[int]:
     """Return the set of players (X and/or O) that own a complete line on ``board`` (chapter 1)."""
-    sums = np.asarray(board)[WIN_LINES].sum(axis=1)
-    return {player for player in (X, O) if np.any(sums == 3 * player)}
+    sums = np.asarray(board)[WIN_LINES].sum(axis=1).tolist()  # one sum per line
+    return {player for player in (X, O) if 3 * player in sums}
 
 
 def validate_board(board: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -81,7 +81,8 @@ def validate_board(board: Sequence[int] | np.ndarray) -> np.ndarray:
         Saying which rule the board breaks.
     """
     values = check_board_values(board)
-    n_x, n_o = int(np.sum(values == X)), int(np.sum(values == O))
+    marks = values.tolist()
+    n_x, n_o = marks.count(X), marks.count(O)
     if n_x not in (n_o, n_o + 1):
         raise ValueError(
             f"impossible piece counts: X has {n_x} and O has {n_o}; X moves first, so X must have as many "
@@ -131,19 +132,19 @@ def winner(board: Sequence[int] | np.ndarray) -> int:
 def is_game_over(board: Sequence[int] | np.ndarray) -> bool:
     """True when a player has a line or the board is full (chapter 1)."""
     values = validate_board(board)
-    return bool(line_winners(values)) or not np.any(values == EMPTY)
+    return bool(line_winners(values)) or EMPTY not in values.tolist()
 
 
 def is_draw(board: Sequence[int] | np.ndarray) -> bool:
     """True when the board is full and nobody has a line (chapter 1)."""
     values = validate_board(board)
-    return not line_winners(values) and not np.any(values == EMPTY)
+    return not line_winners(values) and EMPTY not in values.tolist()
 
 
 def player_to_move(board: Sequence[int] | np.ndarray) -> int:
     """``X`` when both players have the same number of marks, else ``O`` (chapter 1)."""
-    values = validate_board(board)
-    return X if np.sum(values == X) == np.sum(values == O) else O
+    marks = validate_board(board).tolist()
+    return X if marks.count(X) == marks.count(O) else O
 
 
 def check_mark(mark: int) -> int:
@@ -158,7 +159,7 @@ def legal_moves(board: Sequence[int] | np.ndarray) -> list[int]:
     values = validate_board(board)
     if line_winners(values):
         return []
-    return [int(s) for s in np.flatnonzero(values == EMPTY)]
+    return [square for square, mark in enumerate(values.tolist()) if mark == EMPTY]
 
 
 def play(board: Sequence[int] | np.ndarray, square: int) -> np.ndarray:
@@ -181,7 +182,8 @@ def play(board: Sequence[int] | np.ndarray, square: int) -> np.ndarray:
             f"empty squares are {[int(s) for s in np.flatnonzero(empty)]}"
         )
     after = values.copy()
-    after[square] = X if np.sum(values == X) == np.sum(values == O) else O
+    marks = values.tolist()
+    after[square] = X if marks.count(X) == marks.count(O) else O
     return after
 
 

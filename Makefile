@@ -91,30 +91,33 @@ book-fresh: $(STAMP)
 test: $(STAMP) $(NO_EXECUTE)
 	rm -rf $(RUNS) _build/warm-up
 	$(RUFF) check .
-	# Two jobs side by side, one process each. The strict build renders the outputs committed with the notebooks
+	# One shell, three stages.
+	# 1. Two jobs side by side, one process each. The strict build renders the outputs committed with the notebooks
 	# (configuration _config.yml with execution switched off); the nbval run below re-executes every notebook and
 	# fails if an output is not what the code prints, so the pages are proven current by the end of `make test`
 	# (`make book-fresh` executes). Beside it, the same-bits battery runs once as is: it compiles every numba kernel
 	# of the package into numba's cache (and Python's modules to bytecode), which a fresh clone would otherwise do in
 	# whichever test or notebook needs each first, several processes at once. The same-bits test takes it for its
 	# as-is run (TTT_SAME_BITS_WARM_UP below) and checks its hashes.
-	mkdir -p _build/warm-up
-	TTT_RUN_CACHE=_build/warm-up/run-cache $(PY) tests/same_bits_battery.py _build/warm-up/hashes.json \
-		--probe _build/warm-up/probe.json 2> _build/warm-up/battery.log & warm=$$!; \
-	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going; built=$$?; \
-	wait $$warm || { cat _build/warm-up/battery.log; exit 1; }; exit $$built
-	# Then two jobs side by side. The unit tests and every notebook (nbval) in one run on two processes
+	# 2. As soon as the pages are built, the browser tests start, in one process, and run to the end beside the rest:
+	# every page in headless Chromium without a JavaScript error, the play chapter's board played by clicks, and the
+	# app of `make play` against every opponent (most of their time is waiting for pages, so they cost the tests
+	# little, and they fill the core the build leaves idle while the battery finishes; every wait is for a state,
+	# never a fixed pause long enough only on an idle machine). Their report is printed after the tests'. Without
+	# Chromium they are reported as skipped, with the reason.
+	# 3. Once the battery is done, the unit tests and every notebook (nbval) in one run on two processes
 	# (pytest-xdist): --dist loadscope sends each test module, and each notebook with all its cells, to one process,
 	# so that a notebook runs in order in one kernel. Chapters that need the same run share it through the run cache
 	# (TTT_RUN_CACHE), which two processes may read and fill at once (file locks: a chapter that asks for a run
 	# another is computing waits for it and reads it). The unit tests run with nbval loaded, as they do under plain
 	# `pytest`. The work is handed out longest first (tests/conftest.py orders it; --no-loadscope-reorder keeps that
-	# order). The 30 slowest tests and cells are listed at the end. Beside them, in one process, the built pages in
-	# headless Chromium: every page without a JavaScript error, the play chapter's board played by clicks, and the
-	# app of `make play` against every opponent (most of their time is waiting for pages, so they cost the tests
-	# little; every wait is for a state, never a fixed pause long enough only on an idle machine). Their report is
-	# printed after the tests'. Without Chromium they are reported as skipped, with the reason.
+	# order). The 30 slowest tests and cells are listed at the end.
+	mkdir -p _build/warm-up
+	TTT_RUN_CACHE=_build/warm-up/run-cache $(PY) tests/same_bits_battery.py _build/warm-up/hashes.json \
+		--probe _build/warm-up/probe.json 2> _build/warm-up/battery.log & warm=$$!; \
+	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going || { wait $$warm; exit 1; }; \
 	$(PY) -m pytest -p no:nbval -rs tests/browser > _build/browser-tests.log 2>&1 & browser=$$!; \
+	wait $$warm || { cat _build/warm-up/battery.log; kill $$browser; exit 1; }; \
 	TTT_SAME_BITS_WARM_UP=$(CURDIR)/_build/warm-up \
 		$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --nbval tests book --ignore=tests/browser \
 		--durations=30; tested=$$?; \

@@ -93,8 +93,8 @@ def check_program(program: object, name: str = "program", limit: int | None = PR
 
     A DEAP ``PrimitiveTree`` whose nodes are the book's functions and terminals with their arities, in prefix
     order, forming exactly one tree, of height at most ``limit`` (:data:`PROGRAM_HEIGHT_LIMIT`; ``None``: any).
-    Checked in one pass without recursion; a program the fast engine has checked (:func:`remember_checked`) is
-    only compared with the copy of its nodes kept then. Returns the program.
+    Checked in one pass without recursion; a program checked before, here or by the fast engine
+    (:func:`remember_checked`), is only compared with the copy of its nodes kept then. Returns the program.
     """
     if not isinstance(program, gp.PrimitiveTree):
         raise ValueError(f"{name} must be a program (a deap.gp.PrimitiveTree; parse_program makes one from text); "
@@ -124,6 +124,7 @@ def check_program(program: object, name: str = "program", limit: int | None = PR
         open_slots.extend([depth + 1] * arity)
     if open_slots:
         raise ValueError(f"{name} is incomplete: its last function lacks {len(open_slots)} argument(s)")
+    remember_checked(program, height)  # the next check of the same nodes (every move of a game, say) is a comparison
     return program
 
 
@@ -137,9 +138,10 @@ CHECKED_KEPT = 1024
 def remember_checked(program: gp.PrimitiveTree, height: int) -> None:
     """Note that ``program``, as its nodes are now, is one whole tree of height ``height``.
 
-    For the fast engine (:mod:`evolving_ttt.mohammadi.bitsets`), which checks a program on its own way to its move
-    table: :func:`check_program` then compares the program with the copy of its nodes kept here (a comparison in
-    C, most nodes being the very same objects) instead of walking it again. A program changed since, or another
+    :func:`check_program` calls it after a walk, and the fast engine (:mod:`evolving_ttt.mohammadi.bitsets`), which
+    checks a program on its own way to its move table, after its own: :func:`check_program` then compares the
+    program with the copy of its nodes kept here (a comparison in C, most nodes being the very same objects)
+    instead of walking it again. A program changed since, or another
     object that took its ``id``, differs from the copy (or has the same nodes, so the same answer).
     """
     _CHECKED[id(program)] = (list(program), height)

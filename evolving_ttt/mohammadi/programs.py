@@ -141,8 +141,8 @@ def remember_checked(program: gp.PrimitiveTree, height: int) -> None:
     :func:`check_program` calls it after a walk, and the fast engine (:mod:`evolving_ttt.mohammadi.bitsets`), which
     checks a program on its own way to its move table, after its own: :func:`check_program` then compares the
     program with the copy of its nodes kept here (a comparison in C, most nodes being the very same objects)
-    instead of walking it again. A program changed since, or another
-    object that took its ``id``, differs from the copy (or has the same nodes, so the same answer).
+    instead of walking it again. A program changed since, or another object that took its ``id``, differs from the
+    copy (or has the same nodes, so the same answer).
     """
     _CHECKED[id(program)] = (list(program), height)
     if len(_CHECKED) > CHECKED_KEPT:

@@ -630,20 +630,27 @@ def yardstick_spread(x_estimate: MCTSEstimate, o_estimate: MCTSEstimate, replica
     point = {k: v[0] for k, v in _yardsticks(x_estimate.policy()[None], o_estimate.policy()[None]).items()}
     draws: dict[str, list[np.ndarray]] = {k: [] for k in point}
     chunk = 10
+    searches = [_search_moves(e) for e in (x_estimate, o_estimate)]
     for start in range(0, replicates, chunk):
         size = min(chunk, replicates - start)
-        tables = [_resampled(e, rng, size) for e in (x_estimate, o_estimate)]
+        tables = [_resampled(e, moves, rng, size) for e, moves in zip((x_estimate, o_estimate), searches, strict=True)]
         for name, values in _yardsticks(*tables).items():
             draws[name].append(values)
     return {name: (point[name], np.concatenate(draws[name]).std(axis=0, ddof=1)) for name in point}
 
 
-def _resampled(estimate: MCTSEstimate, rng: np.random.Generator, size: int) -> np.ndarray:
-    """``size`` bootstrap replicates of the estimate's policy table, shape (size, 19683, 9)."""
+def _search_moves(estimate: MCTSEstimate) -> np.ndarray:
+    """The move of each search the estimate counts, shape (boards, samples): board by board, in square order."""
     n, samples = estimate.counts.shape[0], estimate.samples
-    chosen = np.repeat(np.tile(np.arange(9), n), estimate.counts.reshape(-1)).reshape(n, samples)  # each search's move
+    return np.repeat(np.tile(np.arange(9), n), estimate.counts.reshape(-1)).reshape(n, samples)
+
+
+def _resampled(estimate: MCTSEstimate, chosen: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+    """``size`` bootstrap replicates of the estimate's policy table, shape (size, 19683, 9); ``chosen`` is
+    :func:`_search_moves` of the estimate."""
+    n, samples = chosen.shape
     picks = rng.integers(0, samples, size=(size, n, samples))
-    moves = np.take_along_axis(np.broadcast_to(chosen, (size, n, samples)), picks, axis=-1)
-    counts = np.zeros((size, n, 9), np.int64)
-    np.add.at(counts, (np.arange(size)[:, None, None], np.arange(n)[None, :, None], moves), 1)
+    moves = chosen[np.arange(n)[:, None], picks]  # (size, n, samples): the move of each search drawn
+    cells = (np.arange(size * n).reshape(size, n, 1) * 9 + moves).reshape(-1)  # replicate, board, move: one number
+    counts = np.bincount(cells, minlength=size * n * 9).reshape(size, n, 9)
     return estimate.policy(counts)

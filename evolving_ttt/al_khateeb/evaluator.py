@@ -535,13 +535,18 @@ def _run_number(value: object, name: str) -> None:
 def _checked(function: Callable, **checks: Callable[[object, str], None]) -> Callable:
     """``function`` with ``checks[name](argument, name)`` applied to its arguments first."""
     signature = inspect.signature(function)
+    names = list(signature.parameters)
+    plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
 
     @functools.wraps(function)
     def checked(*args, **kwargs):
-        try:
-            arguments = signature.bind(*args, **kwargs).arguments
-        except TypeError as error:
-            raise ValueError(f"{function.__name__}: {error}") from None
+        if plain and not kwargs and len(args) == len(names):  # every argument by position: nothing to bind
+            arguments = dict(zip(names, args, strict=True))
+        else:
+            try:
+                arguments = signature.bind(*args, **kwargs).arguments
+            except TypeError as error:
+                raise ValueError(f"{function.__name__}: {error}") from None
         for name, check in checks.items():
             if name in arguments:
                 check(arguments[name], name)

@@ -109,7 +109,9 @@ def nndtf_network(g: np.ndarray, columns: np.ndarray, hidden: int, sequential: b
             mean[j, p], spread[j, p] = g[static_mean + j], g[static_spread + j]
     transfer_layer(sums.ravel(), mean.ravel(), spread.ravel(), static.ravel(), d.ravel())
     if sequential:  # neuron by neuron: a neighbour already computed gives its z, one not yet its static output
-        z[:] = static
+        for j in range(hidden):  # z = static, element by element (no shape check to compile)
+            for p in range(boards):
+                z[j, p] = static[j, p]
         for j in range(hidden):
             after, before = (j + 1) % hidden, (j - 1) % hidden
             for p in range(boards):

@@ -95,6 +95,14 @@ def scoring(training: TrainingSet, chunk: int = CHUNK) -> Scoring:
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
+def _copy(target, source) -> None:
+    """``target[k] = source[k]`` for every k of ``source`` (1-D): what ``target[:] = source`` does, without the
+    shape check whose error message numba compiles into every kernel that assigns an array (seconds per kernel)."""
+    for k in range(source.size):
+        target[k] = source[k]
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _moves_score(scores, c, outputs) -> int:
     """The summed scores of the moves of ``outputs`` on the positions of chunk ``c``: the step of output y is
     :func:`~evolving_ttt.ling_lam.network.output_steps`' ``ceil(8 y)``, clipped to [-8, 8]."""
@@ -420,13 +428,15 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
                          best_total, scratch, outputs, memory, reuse, work)  # fmt: skip
             _beats(b, -math.inf, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
                    best_total, scratch, outputs, memory, reuse)  # the winner's whole score: it joins the population
-            population[worst], fitness[worst] = children[b], float(partial[b]) / best_total
+            _copy(population[worst], children[b])
+            fitness[worst] = float(partial[b]) / best_total
         for k in range(3):
             worst = _first_min(fitness)
             active = (not accept) if (k == 0 or not figure) else True
             if active and _beats(k, fitness[worst], children, done, partial, nndtf, hidden, sequential, chunks,
                                  scores, bounds, best_total, scratch, outputs, memory, reuse):  # fmt: skip
-                population[worst], fitness[worst] = children[k], float(partial[k]) / best_total
+                _copy(population[worst], children[k])
+                fitness[worst] = float(partial[k]) / best_total
         best[start + i + 1] = fitness[_first_max(fitness)]
 
 
@@ -468,7 +478,11 @@ def _padded(chunks, scores):
     count, _, boards = chunks.shape
     wide = -(-boards // LANES) * LANES
     padded, padded_scores = np.zeros((count, N_INPUTS, wide)), np.zeros((count, wide, STEPS), dtype=scores.dtype)
-    padded[:, :, :boards], padded_scores[:, :boards] = chunks, scores
+    for c in range(count):
+        for i in range(N_INPUTS):
+            _copy(padded[c, i], chunks[c, i])
+        for p in range(boards):
+            _copy(padded_scores[c, p], scores[c, p])
     return padded, padded_scores
 
 
@@ -492,12 +506,15 @@ def traditional_block(population, fitness, draws, exponents, best, population_be
         first, second = _pair(population, fitness, d, exponents[i], crossover, mutation, children, mutating, powers)
         _fitness_of_all(children, children_fitness, nndtf, hidden, sequential, chunks, scores, best_total, scratch,
                         outputs)  # fmt: skip
-        population[first], fitness[first] = children[0], children_fitness[0]
-        population[second], fitness[second] = children[1], children_fitness[1]  # wins a slot picked twice
+        _copy(population[first], children[0])
+        fitness[first] = children_fitness[0]
+        _copy(population[second], children[1])  # wins a slot picked twice
+        fitness[second] = children_fitness[1]
         population_best[start + i + 1] = fitness[_first_max(fitness)]
         k = _first_max(children_fitness)
         if children_fitness[k] > champion_fitness[0]:
-            champion[:], champion_fitness[0] = children[k], children_fitness[k]
+            _copy(champion, children[k])
+            champion_fitness[0] = children_fitness[k]
         best[start + i + 1] = champion_fitness[0]
 
 
@@ -521,8 +538,11 @@ def generational_block(population, fitness, draws, exponents, best, start, cross
         _fitness_of_all(children[:size], children_fitness, nndtf, hidden, sequential, chunks, scores, best_total,
                         scratch, outputs)  # fmt: skip
         elite, worst = _first_max(fitness), _first_min(children_fitness)
-        children[worst], children_fitness[worst] = population[elite], fitness[elite]
-        population[:], fitness[:] = children[:size], children_fitness
+        _copy(children[worst], population[elite])
+        children_fitness[worst] = fitness[elite]
+        for m in range(size):
+            _copy(population[m], children[m])
+        _copy(fitness, children_fitness)
         best[start + i + 1] = fitness[_first_max(fitness)]
 
 

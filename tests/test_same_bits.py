@@ -10,14 +10,14 @@ at a glance) runs in a fresh process under each of:
    ``AVX512_ICL`` loops on);
 3. glibc's libm without FMA (``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA``);
 4. OpenBLAS's SSE3 kernel (``OPENBLAS_CORETYPE=Prescott``);
-5. all three together;
-6. numba compiling for a generic x86-64 processor without AVX (``NUMBA_CPU_NAME=generic``, a fresh
+5. numba compiling for a generic x86-64 processor without AVX (``NUMBA_CPU_NAME=generic``, with a fresh
    ``NUMBA_CACHE_DIR`` so that nothing compiled for this processor is reused);
+6. all four together: an old x86-64 processor, on which every library takes its oldest path at once;
 
-each with a fresh ``TTT_RUN_CACHE``. The test runs 1, 5 and 6 (`make test` runs 1 before the tests, beside the
-strict build, and the test takes that run's hashes: :data:`WARM_UP`); only when 5 differs from the committed hashes
-are 2, 3 and 4 run, one emulation each, to say which of the three is to blame (three more runs of the battery that a
-pass does not need: 5 differing from the committed hashes fails the test either way). Every part's sha256 must be the
+each with a fresh ``TTT_RUN_CACHE``. The test runs 1 and 6 (`make test` runs 1 before the tests, beside the strict
+build, and the test takes that run's hashes: :data:`WARM_UP`); only when 6 differs from the committed hashes (or
+fails) are 2 to 5 run, one emulation each, to say which of the four is to blame (four more runs of the battery that a
+pass does not need: 6 differing from the committed hashes fails the test either way). Every part's sha256 must be the
 same in every environment run and equal to the committed ``tests/same_bits_hashes.json``. Each process also reports
 what it sees of the processor, and the test checks that every emulation took effect (numpy dispatches to no target
 beyond its baseline, glibc reports AVX2 and FMA inactive, OpenBLAS runs its Prescott kernel, numba targets
@@ -78,20 +78,25 @@ def numpy_dispatch_targets() -> list[str]:
 NUMPY_BASELINE = {"NPY_DISABLE_CPU_FEATURES": " ".join(numpy_dispatch_targets())}
 GLIBC_NO_FMA = {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA"}
 OPENBLAS_SSE3 = {"OPENBLAS_CORETYPE": "Prescott"}
+NUMBA_GENERIC = {"NUMBA_CPU_NAME": "generic"}
 ENVIRONMENTS: dict[str, dict[str, str]] = {
     "as-is": {},
     "numpy-baseline": NUMPY_BASELINE,
     "glibc-no-fma": GLIBC_NO_FMA,
     "openblas-sse3": OPENBLAS_SSE3,
-    "all-three": NUMPY_BASELINE | GLIBC_NO_FMA | OPENBLAS_SSE3,
-    "numba-generic": {"NUMBA_CPU_NAME": "generic"},  # and a fresh NUMBA_CACHE_DIR, made per run
+    "numba-generic": NUMBA_GENERIC,  # and a fresh NUMBA_CACHE_DIR, made per run
+    "all-four": NUMPY_BASELINE | GLIBC_NO_FMA | OPENBLAS_SSE3 | NUMBA_GENERIC,
 }
 """The six environments, by name: the variables each sets on top of this process's environment."""
-FIRST = ("as-is", "numba-generic", "all-three")
-"""The environments every run of the test uses; the other three only say which emulation a difference of all-three's
-comes from."""
-X86_ONLY = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", "all-three")
-"""The environments that emulate x86-64 processors: they mean nothing on another processor."""
+COMBINED = "all-four"
+"""The environment of every emulation at once, run every time on x86-64."""
+SINGLES = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", "numba-generic")
+"""The emulations one at a time: run only to say which one a difference of :data:`COMBINED`'s comes from."""
+FIRST = ("as-is", COMBINED)
+"""The environments every run of the test uses on x86-64."""
+X86_ONLY = ("numpy-baseline", "glibc-no-fma", "openblas-sse3", COMBINED)
+"""The environments that emulate x86-64 processors: they mean nothing on another processor (where the test runs
+as-is and numba-generic)."""
 CLEARED = (*_battery().EMULATION_VARIABLES, "TTT_RUN_CACHE")
 """Variables removed from every run's environment before its own are set, so that "as is" is as is."""
 
@@ -102,7 +107,7 @@ def run_battery(name: str, folder: Path) -> dict:
     work.mkdir()
     env = {key: value for key, value in os.environ.items() if key not in CLEARED}
     env |= ENVIRONMENTS[name] | {"TTT_RUN_CACHE": str(work / "run-cache")}
-    if name == "numba-generic":
+    if "NUMBA_CPU_NAME" in ENVIRONMENTS[name]:
         env["NUMBA_CACHE_DIR"] = str(work / "numba-cache")
     out, probe = work / "hashes.json", work / "probe.json"
     start = time.perf_counter()
@@ -192,19 +197,17 @@ def committed_hashes() -> dict[str, str]:
 def test_same_bits_under_emulated_processors():
     """The battery gives the committed hashes under every environment (see the module's docstring)."""
     committed = committed_hashes()
-    names = list(FIRST) if X86_64 else [name for name in FIRST if name not in X86_ONLY]
+    names = list(FIRST) if X86_64 else ["as-is", "numba-generic"]
     warm_up = warm_up_run()
     with tempfile.TemporaryDirectory(prefix="same-bits-") as folder, ThreadPoolExecutor(max_workers=2) as pool:
-        # Two at a time, numba-generic (its own, empty cache) beside as-is first: in a fresh clone as-is compiles the
-        # kernels into numba's cache once, and the emulations after it load them instead of each compiling its own.
-        # After make test's warm-up (which ran as is and filled the cache), numba-generic and all-three.
+        # Two at a time: as-is compiles the kernels into numba's cache (unless make test's warm-up did), the
+        # environments with numba's generic target each into a cache of their own.
         runs = {"as-is": warm_up} if warm_up is not None else {}
         names = [name for name in names if name not in runs]
         runs |= dict(zip(names, pool.map(lambda name: run_battery(name, Path(folder)), names), strict=True))
-        combined = runs.get("all-three", {})
-        if X86_64 and ("error" in combined or differences({"all-three": combined["hashes"]}, committed)):
-            singles = [name for name in X86_ONLY if name != "all-three"]
-            runs |= dict(zip(singles, pool.map(lambda name: run_battery(name, Path(folder)), singles), strict=True))
+        combined = runs.get(COMBINED, {})
+        if X86_64 and ("error" in combined or differences({COMBINED: combined["hashes"]}, committed)):
+            runs |= dict(zip(SINGLES, pool.map(lambda name: run_battery(name, Path(folder)), SINGLES), strict=True))
     runs = {name: runs[name] for name in ENVIRONMENTS if name in runs}
     timing = ", ".join(f"{name} " + ("run by make test before the tests" if run.get("warm_up") else
                                       f"{run['seconds']:.0f} s") for name, run in runs.items())  # fmt: skip
@@ -246,8 +249,8 @@ def test_same_bits_committed_hashes_cover_exactly_the_batterys_parts():
                for value in committed.values())  # fmt: skip
 
 
-def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one_to_blame(monkeypatch):
-    """The three single emulations run only when all-three differs, and the failure then names the one that differs."""
+def test_a_difference_under_all_four_runs_the_single_emulations_to_name_the_one_to_blame(monkeypatch):
+    """The four single emulations run only when all-four differs, and the failure then names the one that differs."""
     committed = committed_hashes()
     part = sorted(committed)[0]
     probe = {"numpy_dispatch": [], "glibc_active": {"AVX2": False, "FMA": False}, "openblas_core": "Prescott",
@@ -256,7 +259,7 @@ def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one
 
     def fake_battery(name, folder):
         ran.append(name)
-        wrong = name in ("glibc-no-fma", "all-three") and differs
+        wrong = name in ("glibc-no-fma", COMBINED) and differs
         return {"hashes": committed | ({part: "0" * 64} if wrong else {}), "probe": probe, "seconds": 0.0}
 
     monkeypatch.setattr(sys.modules[__name__], "run_battery", fake_battery)
@@ -267,7 +270,7 @@ def test_a_difference_under_all_three_runs_the_single_emulations_to_name_the_one
     assert sorted(ran) == sorted(FIRST)
     ran.clear()
     differs = True
-    with pytest.raises(AssertionError, match=rf"{part}: differs under glibc-no-fma, all-three;"):
+    with pytest.raises(AssertionError, match=rf"{part}: differs under glibc-no-fma, all-four;"):
         test_same_bits_under_emulated_processors()
     assert sorted(ran) == sorted(ENVIRONMENTS)
 
@@ -291,7 +294,7 @@ def test_make_tests_warm_up_run_stands_for_the_as_is_run_only_if_it_was_as_is(mo
     (tmp_path / "probe.json").write_text(json.dumps(probe))
     (tmp_path / "hashes.json").write_text(json.dumps(committed))
     test_same_bits_under_emulated_processors()
-    assert sorted(ran) == ["all-three", "numba-generic"]
+    assert ran == [COMBINED]
     (tmp_path / "hashes.json").write_text(json.dumps(committed | {part: "0" * 64}))
     with pytest.raises(AssertionError, match=rf"{part}: differs under as-is;"):
         test_same_bits_under_emulated_processors()

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from corruption import OTHER_TYPES, TEXT_OF, corrupted_json, json_type, value_paths
 from deap import gp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from evolving_ttt.mohammadi import coevolution as co
@@ -182,6 +182,31 @@ def test_programs_survive_parse_and_print(text, spacing):
     tokens = re.findall(r"[A-Za-z][A-Za-z0-9_-]*|[(),]", text)
     spaced = "".join(token + spacing[k % len(spacing)] for k, token in enumerate(tokens))
     assert pr.program_to_text(pr.parse_program(spaced)) == text
+
+
+@FAST
+@example(text="OR(pos00) pos01)", edits=[]).via("a ')' where a ',' belongs")
+@example(text="OR(pos00, pos01, pos02)", edits=[]).via("a ',' where a ')' belongs")
+@example(text="OPEN(pos00)pos01", edits=[]).via("a token after the whole program")
+@example(text="OR(OPEN(pos00,, pos01)", edits=[]).via("a ',' where a ')' belongs, then a ','")
+@example(text="PLAY-AT(pos3)", edits=[]).via("an unknown name")
+@example(text="OPEN pos00", edits=[]).via("a function without its '('")
+@example(text="PLAY-AT(pos00(pos01))", edits=[]).via("a terminal with arguments")
+@given(text=PROGRAMS, edits=st.lists(st.tuples(st.one_of(st.just(-1), st.integers(0, 10**6)), st.integers(0, 3),
+                                             st.sampled_from(["(", ")", ",", " ", "pos00", "OR", "PLAY-AT", "x", "1"])),
+                                   max_size=3))  # fmt: skip
+def test_the_quick_reader_reads_a_text_exactly_when_the_explaining_reader_does(text, edits):
+    """parse_program reads with _read_program and only falls back on _explain_program (which keeps the tokens'
+    places for its error) when that refuses: both must accept the same texts, with the same nodes."""
+    for at, cut, piece in edits:  # texts a few edits away from a program: some still programs, most not
+        at = len(text) if at < 0 else at % (len(text) + 1)  # -1: at the end
+        text = text[:at] + piece + text[at + cut :]
+    quick = pr._read_program(text)
+    try:
+        explained = pr._explain_program(text)
+    except ValueError:
+        explained = None
+    assert quick == explained
 
 
 def nested(functions: list[str], depth: int) -> str:

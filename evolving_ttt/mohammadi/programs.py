@@ -177,6 +177,52 @@ def program_to_text(program: gp.PrimitiveTree) -> str:
 _TOKEN = re.compile(r"\s*(?:([A-Za-z][A-Za-z0-9_-]*)|(\()|(\))|(,)|(\S))")
 
 
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9_-]*|\S")
+"""The tokens of a program's text for :func:`_read_program`: the names, and every other character but white space."""
+
+
+def _read_program(text: str) -> list | None:
+    """The nodes of the program ``text``, or None if it is not one (then :func:`_explain_program` says why).
+
+    The same grammar as :func:`_explain_program`, read without keeping the tokens' places: the series files hold
+    thousands of programs of hundreds of nodes each, read back whenever a run is loaded.
+    """
+    tokens = _WORDS.findall(text)
+    count, mapping, nodes = len(tokens), PRIMITIVES.mapping, []
+    left: list[int] = []  # for each function still open, its arguments still to come after the current one
+    cursor = 0
+    while cursor < count:
+        name = tokens[cursor]
+        cursor += 1
+        arity = FUNCTION_ARITIES.get(name)
+        if arity is not None:
+            if len(left) >= PROGRAM_HEIGHT_LIMIT or cursor >= count or tokens[cursor] != "(":
+                return None
+            nodes.append(mapping[name])
+            left.append(arity - 1)
+            cursor += 1
+            continue
+        if name not in TERMINAL_SQUARES:
+            return None
+        nodes.append(mapping[name])
+        while left:  # a whole argument was read: the next one, or the end of the function
+            if cursor >= count:
+                return None
+            if left[-1]:
+                if tokens[cursor] != ",":
+                    return None
+                left[-1] -= 1
+                cursor += 1
+                break
+            if tokens[cursor] != ")":
+                return None
+            left.pop()
+            cursor += 1
+        if not left:
+            return nodes if cursor == count else None
+    return None
+
+
 def parse_program(text: str) -> gp.PrimitiveTree:
     """Read a program written by :func:`program_to_text` (chapter 18).
 
@@ -190,6 +236,15 @@ def parse_program(text: str) -> gp.PrimitiveTree:
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a program's text (a str such as 'PLAY-AT(pos11)'); got {type(text).__name__}")
+    nodes = _read_program(text)
+    if nodes is None:
+        nodes = _explain_program(text)  # raises, saying where the text stops being a program
+    return gp.PrimitiveTree(nodes)
+
+
+def _explain_program(text: str) -> list:
+    """:func:`parse_program` token by token, keeping each token's place for the error it raises; the nodes, if
+    ``text`` is a program after all."""
     tokens = []  # (kind, value, position)
     position = 0
     while position < len(text):
@@ -252,7 +307,7 @@ def parse_program(text: str) -> gp.PrimitiveTree:
     if cursor != len(tokens):
         raise ValueError(f"program text: unexpected {tokens[cursor][1] or tokens[cursor][0]!r} after the "
                          f"complete program, at {where()}")  # fmt: skip
-    return gp.PrimitiveTree(nodes)
+    return nodes
 
 
 def program_lines(program: gp.PrimitiveTree, indent: str = "  ") -> str:

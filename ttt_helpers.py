@@ -142,8 +142,11 @@ from evolving_ttt.al_khateeb.evaluator import (
     round_robin_results, round_robin_totals, rank_population, AlKhateebSettings, AlKhateebConfig, PAPER_AL_KHATEEB,
     CoevolutionDraws, draw_coevolution, ReadableRun, coevolve_readable,
 )
+from evolving_ttt.al_khateeb.one_ply import (
+    swapped_index, search_moves, play_new_games,
+)
 from evolving_ttt.al_khateeb.engine import (
-    swapped_index, search_moves, CoevolutionRun, merge_coevolution_runs, coevolve, RECORD_FIELDS,
+    CoevolutionRun, merge_coevolution_runs, coevolve, RECORD_FIELDS,
     save_coevolution_run, load_coevolution_run, run_coevolution,
 )
 

@@ -14,8 +14,6 @@ from evolving_ttt.al_khateeb.engine import (
     load_evaluator,
     save_coevolution_run,
     save_evaluator,
-    search_moves,
-    swapped_index,
 )
 from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_WEIGHTS,
@@ -38,6 +36,7 @@ from evolving_ttt.al_khateeb.evaluator import (
     self_adaptive_mutation,
     trial_generators,
 )
+from evolving_ttt.al_khateeb.one_ply import search_moves, swapped_index
 from evolving_ttt.game import O, X, board_from_string, board_index, board_tables, legal_moves, play, winner
 
 READINGS = [OnePlySettings(view, wins) for view in ("mover", "x") for wins in ("evaluator", "rules")]

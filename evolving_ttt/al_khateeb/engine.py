@@ -4,12 +4,13 @@
 :func:`evolving_ttt.al_khateeb.evaluator.coevolve_readable` gives run by run (the tests check it).
 Three ideas make it fast:
 
-* **Lockstep.** The games of all runs advance one ply at a time as arrays: at ply k every unfinished
-  game asks its mover for a move at once.
+* **Lockstep.** The games of all runs advance one ply at a time, in one compiled loop
+  (:func:`~evolving_ttt.al_khateeb.one_ply.play_new_games`): at ply k every unfinished game asks its mover for
+  a move.
 * **A move is worked out once.** A player is deterministic, so the move of a network on a board never
   changes. The engine keeps, per network, a table over the 19,683 board numbers of the moves it has
-  already worked out; only boards it has never met are searched, all at once by one compiled loop
-  (:func:`search_moves`, with the arithmetic of
+  already worked out; only boards it has never met are searched, those of each ply all at once
+  (:func:`~evolving_ttt.al_khateeb.one_ply.search_moves`' loop, with the arithmetic of
   :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`). A table entry records which network wrote it,
   so an offspring that takes over a loser's place ignores what the loser left there.
 * **A game is played once.** Two parents that both survive play the same games again; their results
@@ -32,10 +33,9 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from evolving_ttt.al_khateeb.evaluator import (
@@ -43,7 +43,6 @@ from evolving_ttt.al_khateeb.evaluator import (
     EVALUATOR_WEIGHTS,
     INITIAL_STEP_SIZE,
     PAPER_AL_KHATEEB,
-    WIN_VALUE,
     AlKhateebSettings,
     OnePlySettings,
     check_weights,
@@ -52,6 +51,13 @@ from evolving_ttt.al_khateeb.evaluator import (
     rank_population,
     self_adaptive_mutation,
     trial_generators,
+)
+from evolving_ttt.al_khateeb.one_ply import (
+    _board_rows,
+    _empty_squares,
+    _identity_index,
+    play_new_games,
+    swapped_index,
 )
 from evolving_ttt.al_khateeb.search import move_tables, search_positions
 from evolving_ttt.game import (
@@ -66,123 +72,11 @@ from evolving_ttt.game import (
     check_instance,
     check_numbers,
 )
-from evolving_ttt.numerics import JIT_OPTIONS, tanh_scalar
 from evolving_ttt.parallel import run_shared
 from evolving_ttt.reading import SWEEP_PROVENANCE, Fields, check_record_format, read_npz, read_record, settings_field
 from evolving_ttt.records import check_path, check_provenance, json_text, record_arrays, save_npz, write_checked
 from evolving_ttt.run_cache import cached_run
 from evolving_ttt.seeds import MAX_SEED, check_seed
-
-
-@cache
-def swapped_index() -> np.ndarray:
-    """``swapped_index()[i]``: the number of board ``i`` with X and O exchanged (chapter 14).
-
-    Board ``i`` seen by O, with O's pieces as +1, is the board numbered ``swapped_index()[i]``.
-    """
-    digits = (np.arange(N_BOARDS)[:, None] // POWERS_OF_3) % 3
-    swapped = np.where(digits == 0, 0, 3 - digits) @ POWERS_OF_3
-    swapped.flags.writeable = False
-    return swapped
-
-
-@cache
-def _board_rows() -> np.ndarray:
-    """Every board as floats, one row per board number: shape (19683, 9)."""
-    return np.ascontiguousarray(board_tables().boards, dtype=np.float64)
-
-
-@numba.njit(**JIT_OPTIONS)
-def _tanh_in_place(values):
-    for i in range(values.size):  # a loop of its own, so that it runs on vector registers
-        values[i] = tanh_scalar(values[i])
-
-
-@numba.njit(**JIT_OPTIONS)
-def _one_ply_moves(weights, boards, squares, counts, step, seen_index, board_rows, negate, win_mark, winners, out):
-    """The search of :func:`search_moves`: every move's afterstate judged by its board's own network with
-    :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`' arithmetic (each node: its bias, then input 0, 1,
-    ... times its weight added one at a time; the portable tanh), layer by layer over all afterstates at once, and
-    the first of the highest values kept.
-
-    ``seen_index`` maps an afterstate to the board the network is shown; ``negate`` turns the value to the mover's
-    side; a move that wins is worth :data:`WIN_VALUE` when ``win_mark`` is the mover (0: winning moves are left to
-    the evaluator).
-    """
-    starts = np.zeros(boards.shape[0] + 1, dtype=np.int64)
-    for k in range(boards.shape[0]):
-        starts[k + 1] = starts[k] + counts[boards[k]]
-    n = starts[-1]
-    first, second, third = np.empty((n, 5)), np.empty((n, 3)), np.empty(n)
-    for k in range(boards.shape[0]):  # 9 inputs: weights 0-44 (input-major), biases 45-49
-        for j in range(starts[k + 1] - starts[k]):
-            seen = seen_index[boards[k] + step[squares[boards[k], j]]]
-            for node in range(5):
-                total = weights[k, 45 + node]
-                for i in range(9):
-                    total += board_rows[seen, i] * weights[k, 5 * i + node]
-                first[starts[k] + j, node] = total
-    _tanh_in_place(first.reshape(-1))
-    for k in range(boards.shape[0]):  # 5 inputs: weights 50-64, biases 65-67
-        for item in range(starts[k], starts[k + 1]):
-            for node in range(3):
-                total = weights[k, 65 + node]
-                for i in range(5):
-                    total += first[item, i] * weights[k, 50 + 3 * i + node]
-                second[item, node] = total
-    _tanh_in_place(second.reshape(-1))
-    for k in range(boards.shape[0]):  # 3 inputs: weights 68-70, bias 71
-        for item in range(starts[k], starts[k + 1]):
-            total = weights[k, 71]
-            for i in range(3):
-                total += second[item, i] * weights[k, 68 + i]
-            third[item] = total
-    _tanh_in_place(third)
-    for k in range(boards.shape[0]):
-        best, best_square = 0.0, squares[boards[k], 0]
-        for j in range(starts[k + 1] - starts[k]):
-            square = squares[boards[k], j]
-            value = -third[starts[k] + j] if negate else third[starts[k] + j]
-            if win_mark != 0 and winners[boards[k] + step[square]] == win_mark:
-                value = WIN_VALUE
-            if j == 0 or value > best:
-                best, best_square = value, square
-        out[k] = best_square
-
-
-def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, winning_moves: str) -> np.ndarray:
-    """The one-ply move of network ``weights[k]`` on board number ``boards[k]``, all at once (chapter 14).
-
-    Every board must have ``mark`` to move in an unfinished game. ``weights`` has shape ``(m, 72)``, ``boards``
-    ``(m,)``. The same moves as :func:`evolving_ttt.al_khateeb.evaluator.one_ply_move`, to the bit: the compiled
-    loop :func:`_one_ply_moves` repeats :func:`~evolving_ttt.al_khateeb.evaluator.evaluate_boards`' sums in its
-    order, node by node.
-    """
-    tables = board_tables()
-    boards = np.ascontiguousarray(boards, dtype=np.int64)
-    weights = np.ascontiguousarray(weights, dtype=np.float64)
-    out = np.zeros(len(boards), dtype=np.int64)
-    if len(boards):
-        step = (MARK_DIGIT[mark] * POWERS_OF_3).astype(np.int64)
-        seen_index = swapped_index() if (view == "mover" and mark == O) else _identity_index()
-        win_mark = mark if winning_moves == "rules" else 0
-        _one_ply_moves(weights, boards, _empty_squares(), tables.n_empty, step, seen_index, _board_rows(),
-                       view == "x" and mark == O, win_mark, tables.winner, out)  # fmt: skip
-    return out
-
-
-@cache
-def _identity_index() -> np.ndarray:
-    index = np.arange(N_BOARDS, dtype=np.int64)
-    index.flags.writeable = False
-    return index
-
-
-@cache
-def _empty_squares() -> np.ndarray:
-    squares = board_tables().empty_list.astype(np.int64)
-    squares.flags.writeable = False
-    return squares
 
 
 @dataclass(frozen=True)
@@ -318,7 +212,6 @@ def _coevolve_together(settings: AlKhateebSettings, seed: int, chosen: list[int]
     R, N, P, G, W = len(chosen), settings.population, settings.parents, settings.generations, EVALUATOR_WEIGHTS
     K, H = settings.offspring, settings.hall_of_fame
     view, winning_moves = settings.player.view, settings.player.winning_moves
-    tables = board_tables()
     # Networks live in fixed places ("slots"); network (r, s) is row r * N + s of the flat arrays.
     weights = np.stack([random_evaluators(rng, N) for rng in rngs])  # (R, N, 72) by slot
     steps = np.full((R, N, W), INITIAL_STEP_SIZE)
@@ -355,24 +248,11 @@ def _coevolve_together(settings: AlKhateebSettings, seed: int, chosen: list[int]
                 slot_tables[run, x_slot[pairing]], slot_tables[run, o_slot[pairing]]
             )
         else:
-            game_x, game_o = run * N + x_slot[pairing], run * N + o_slot[pairing]
-            board = np.zeros(len(run), dtype=np.int64)
-            playing = np.arange(len(run))
-            for ply in range(9):
-                mark = X if ply % 2 == 0 else O
-                mover = (game_x if mark == X else game_o)[playing]
-                key = mover * N_BOARDS + board[playing]
-                unknown = known_by[key] != flat_ids[mover]
-                if unknown.any():
-                    new_keys = np.unique(key[unknown])
-                    networks = new_keys // N_BOARDS
-                    known_moves[new_keys] = search_moves(
-                        flat_weights[networks], new_keys % N_BOARDS, mark, view, winning_moves
-                    )
-                    known_by[new_keys] = flat_ids[networks]
-                board[playing] += MARK_DIGIT[mark] * POWERS_OF_3[known_moves[key]]
-                playing = playing[~tables.over[board[playing]]]
-            results[run, x_slot[pairing], o_slot[pairing]] = tables.winner[board]
+            # Lockstep, one ply at a time; a board a network meets for the first time is searched (one_ply.py).
+            results[run, x_slot[pairing], o_slot[pairing]] = play_new_games(
+                run * N + x_slot[pairing], run * N + o_slot[pairing], flat_weights, flat_ids, known_moves, known_by,
+                view, winning_moves,
+            )  # fmt: skip
         by_slot = results.sum(axis=2, dtype=np.int64) - results.sum(axis=1, dtype=np.int64)
         totals[:, g] = np.take_along_axis(by_slot, order, axis=1)
         mean_step[:, g] = [steps[r, order[r]].mean() for r in range(R)]  # in population order, as the readable code

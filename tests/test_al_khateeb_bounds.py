@@ -7,7 +7,6 @@ from math import comb
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from evolving_ttt.al_khateeb.bounds import (
     RESULTS,
@@ -117,6 +116,7 @@ def test_the_bounds_at_the_ends_perfect_play_and_pure_chance():
 
 
 def test_no_player_can_expect_the_papers_wins_and_the_tail_is_the_binomial_tail(bounds):
+    from scipy import stats  # here, not at the top: importing it takes about a second
     assert (bounds.paper_wins, bounds.paper_draws, bounds.paper_losses) == AL_KHATEEB_TABLE_3
     assert bounds.games == sum(AL_KHATEEB_TABLE_3)
     assert bounds.best_wins_x >= bounds.best_wins_o and bounds.favourable_wins_x >= bounds.favourable_wins_o
@@ -132,6 +132,7 @@ def test_no_player_can_expect_the_papers_wins_and_the_tail_is_the_binomial_tail(
                          [(50, 0.23475520833333338, 28), (50, 0.5, 25), (7, 0.1, 0), (7, 0.9, 7), (3, 0.0, 1),
                           (3, 1.0, 3), (3, 0.3, 4), (0, 0.4, 0)])  # fmt: skip
 def test_the_binomial_tail_is_the_exact_sum_rounded_once(games, probability, at_least):
+    from scipy import stats  # here, not at the top: importing it takes about a second
     p = Fraction(probability)
     exact = sum((comb(games, k) * p**k * (1 - p) ** (games - k) for k in range(at_least, games + 1)), Fraction(0))
     assert binomial_tail(games, probability, at_least) == float(exact)

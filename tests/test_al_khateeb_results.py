@@ -5,7 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from evolving_ttt.al_khateeb.engine import coevolve, load_coevolution_run, load_evaluator
 from evolving_ttt.al_khateeb.evaluator import (
@@ -136,6 +135,7 @@ def test_the_papers_table_1_needs_two_games_per_pair():
 
 
 def test_welch_test_is_scipys_one_sided_unequal_variance_test():
+    from scipy import stats  # here, not at the top: importing it takes about a second
     a, b = np.array([3, 3, 1, 0, 3, 1, 3]), np.array([0, 1, 1, 0, 3, 0, 0, 1])
     test = welch_test(a, b)
     reference = stats.ttest_ind(a, b, equal_var=False, alternative="greater")

@@ -109,12 +109,26 @@ def search_moves(weights: np.ndarray, boards: np.ndarray, mark: int, view: str, 
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     out = np.zeros(len(boards), dtype=np.int64)
     if len(boards):
-        step = (MARK_DIGIT[mark] * POWERS_OF_3).astype(np.int64)
-        seen_index = swapped_index() if (view == "mover" and mark == O) else _identity_index()
-        win_mark = mark if winning_moves == "rules" else 0
-        _one_ply_moves(weights, boards, _empty_squares(), tables.n_empty, step, seen_index, _board_rows(),
-                       view == "x" and mark == O, win_mark, tables.winner, out)  # fmt: skip
+        m = 0 if mark == X else 1
+        steps, seen, negates, win_marks = _reading(view, winning_moves)
+        _one_ply_moves(weights, boards, _empty_squares(), tables.n_empty, steps[m], seen[m], _board_rows(), negates[m],
+                       win_marks[m], tables.winner, out)  # fmt: skip
     return out
+
+
+@cache
+def _reading(view: str, winning_moves: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`_one_ply_moves` needs of the player's reading for each mover, X then O (read-only): the step a
+    move adds to the board number on each square, the index of the board the network is shown for each afterstate
+    (O's boards with X and O exchanged in the "mover" view), whether the value is negated (O in the "x" view), and
+    the mover's mark when a winning move is worth :data:`WIN_VALUE` (the "rules" reading; 0 otherwise)."""
+    steps = np.stack([(MARK_DIGIT[mark] * POWERS_OF_3).astype(np.int64) for mark in (X, O)])
+    seen = np.stack([_identity_index(), swapped_index() if view == "mover" else _identity_index()])
+    negates = np.array([False, view == "x"])
+    win_marks = np.array([X, O] if winning_moves == "rules" else [0, 0], dtype=np.int64)
+    for array in (steps, seen, negates, win_marks):
+        array.flags.writeable = False
+    return steps, seen, negates, win_marks
 
 
 @cache
@@ -133,7 +147,7 @@ def _empty_squares() -> np.ndarray:
 
 @numba.njit(**JIT_OPTIONS)
 def _play_games(game_x, game_o, weights, ids, known_moves, known_by, squares, counts, steps, seen_indexes, board_rows,
-                negates, win_marks, winners, over, digits, out):  # fmt: skip
+                negates, win_marks, winners, over, out):  # fmt: skip
     """:func:`play_new_games`; the per-mark arguments are indexed by the ply's parity (0: X moves, 1: O)."""
     games = game_x.shape[0]
     board = np.zeros(games, dtype=np.int64)
@@ -162,7 +176,7 @@ def _play_games(game_x, game_o, weights, ids, known_moves, known_by, squares, co
         still = 0
         for q in range(left):
             game = playing[q]
-            board[game] += digits[m] * POWERS_OF_3[known_moves[movers[game] * N_BOARDS + board[game]]]
+            board[game] += steps[m, known_moves[movers[game] * N_BOARDS + board[game]]]
             if not over[board[game]]:
                 playing[still] = game
                 still += 1
@@ -179,19 +193,15 @@ def play_new_games(game_x: np.ndarray, game_o: np.ndarray, weights: np.ndarray, 
     ``known_moves`` and ``known_by`` (networks x 19,683, flat) are the engine's tables: the move of network n on
     board b, at ``n * 19683 + b``, and the identity of the network that worked it out. Every move is read from them;
     a pair a network meets for the first time (its identity not in ``known_by``) is searched first, as
-    :func:`search_moves` searches it, and written in. The games advance in lockstep, one ply at a time, as the
-    engine's numpy loop did (the same moves: a network's move on a board does not depend on the order in which
-    the pairs are searched).
+    :func:`search_moves` searches it, and written in. The games advance in lockstep, one ply at a time; the pairs
+    met at a ply are searched together, in the order they are met (a network's move on a board does not depend on
+    the order).
     """
     tables = board_tables()
-    steps = np.stack([(MARK_DIGIT[mark] * POWERS_OF_3).astype(np.int64) for mark in (X, O)])
-    seen = np.stack([_identity_index(), swapped_index() if view == "mover" else _identity_index()])
-    negates = np.array([False, view == "x"])
-    win_marks = np.array([X, O] if winning_moves == "rules" else [0, 0], dtype=np.int64)
-    digits = np.array([MARK_DIGIT[X], MARK_DIGIT[O]], dtype=np.int64)
+    steps, seen, negates, win_marks = _reading(view, winning_moves)
     out = np.zeros(len(game_x), dtype=np.int8)
     _play_games(np.ascontiguousarray(game_x, dtype=np.int64), np.ascontiguousarray(game_o, dtype=np.int64),
                 np.ascontiguousarray(weights, dtype=np.float64), ids, known_moves, known_by, _empty_squares(),
-                tables.n_empty, steps, seen, _board_rows(), negates, win_marks, tables.winner, tables.over, digits,
+                tables.n_empty, steps, seen, _board_rows(), negates, win_marks, tables.winner, tables.over,
                 out)  # fmt: skip
     return out

@@ -30,6 +30,14 @@ EXPONENT_FLOOR = -40.0
 N_INPUTS = 9
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _copy(target, source) -> None:
+    """``target[k] = source[k]`` for every k of ``source`` (1-D): what ``target[:] = source`` does, without the
+    shape check whose error message numba compiles into every kernel that assigns an array (seconds per kernel)."""
+    for k in range(source.size):
+        target[k] = source[k]
+
+
 @numba.njit(**JIT_OPTIONS)
 def _exponent(d: float, spread: float) -> float:
     """``max(fmin(d^2 (-0.5 / spread^2), 0), EXPONENT_FLOOR)`` without branches: the steps of ``transfer``.
@@ -109,9 +117,8 @@ def nndtf_network(g: np.ndarray, columns: np.ndarray, hidden: int, sequential: b
             mean[j, p], spread[j, p] = g[static_mean + j], g[static_spread + j]
     transfer_layer(sums.ravel(), mean.ravel(), spread.ravel(), static.ravel(), d.ravel())
     if sequential:  # neuron by neuron: a neighbour already computed gives its z, one not yet its static output
-        for j in range(hidden):  # z = static, element by element (no shape check to compile)
-            for p in range(boards):
-                z[j, p] = static[j, p]
+        for j in range(hidden):  # z = static
+            _copy(z[j], static[j])
         for j in range(hidden):
             after, before = (j + 1) % hidden, (j - 1) % hidden
             for p in range(boards):

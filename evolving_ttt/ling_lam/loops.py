@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, _exponent, baseline_network, nndtf_network
+from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, _copy, _exponent, baseline_network, nndtf_network
 from evolving_ttt.ling_lam.network import TrainingSet
 from evolving_ttt.numerics import JIT_OPTIONS, exp_scalar, power_scalar, scalar_power
 
@@ -92,14 +92,6 @@ def scoring(training: TrainingSet, chunk: int = CHUNK) -> Scoring:
     per_chunk = [part.reshape(count, chunk).sum(axis=1) for part in (scores.max(axis=1), scores.min(axis=1))]
     sums = [np.concatenate([np.cumsum(part[::-1])[::-1], [0]]).astype(np.int64) for part in per_chunk]
     return Scoring(chunks, scores.reshape(count, chunk, STEPS), *sums, float(training.best_total))
-
-
-@numba.njit(inline="always", **JIT_OPTIONS)
-def _copy(target, source) -> None:
-    """``target[k] = source[k]`` for every k of ``source`` (1-D): what ``target[:] = source`` does, without the
-    shape check whose error message numba compiles into every kernel that assigns an array (seconds per kernel)."""
-    for k in range(source.size):
-        target[k] = source[k]
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)

@@ -97,10 +97,24 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+_RISKY_NUMBER = re.compile(r"[0-9]{31}|[eE][+-]?[0-9]{3}")
+"""What only a number that could break a rule of :func:`parse_json` holds: 31 digits in a row, or an exponent of
+three digits or more (``e`` or ``E``, an optional sign, three digits)."""
+SHORT_TEXT = 4096
+"""Texts shorter than this are searched with :data:`_RISKY_NUMBER`; longer ones with numpy, which is quicker there."""
+
+
 def _numbers_need_checks(text: str) -> bool:
-    """Whether a number in ``text`` could be infinite as a float or an integer of more than 30 digits: only one with
-    an exponent of three digits or more (``e`` or ``E``, an optional sign, three digits) or 31 digits in a row can.
-    Found with vectorized comparisons over the text's bytes, a few milliseconds for a file of half a megabyte."""
+    """Whether a number in ``text`` could be infinite as a float or an integer of more than 30 digits
+    (:data:`_RISKY_NUMBER`): in a short text (a sweep row's settings or measures) by the pattern, in a long one by
+    :func:`_risky_numbers_by_bytes`, a few milliseconds for a file of half a megabyte."""
+    if len(text) < SHORT_TEXT:
+        return _RISKY_NUMBER.search(text) is not None
+    return _risky_numbers_by_bytes(text)
+
+
+def _risky_numbers_by_bytes(text: str) -> bool:
+    """:data:`_RISKY_NUMBER` found with vectorized comparisons over the text's bytes."""
     codes = np.frombuffer(b" " + text.encode("utf-8", "surrogatepass") + b"    ", dtype=np.uint8)
     digit = (codes >= ord("0")) & (codes <= ord("9"))
     edges = np.diff(digit.view(np.int8))  # 1 where a run of digits starts, -1 after it ends (the spaces close both)

@@ -28,10 +28,14 @@ def sweep_table(db: str | Path):
     Columns: ``cell``, ``seed``, ``task``, one column per swept setting (its value in the cell), the arena's
     :data:`YARDSTICKS`, the system's own measures, ``wall_time`` (seconds) and ``worker``.
     """
+    with SweepStore(db) as store:
+        return _table(store.definition, store.rows())
+
+
+def _table(definition: dict, rows: list[dict]):
+    """:func:`sweep_table` of a database's definition and checked rows."""
     import pandas as pd
 
-    with SweepStore(db) as store:
-        definition, rows = store.definition, store.rows()
     keys = [key for key, _ in definition["grid"]]
     cells = list(itertools.product(*(values for _, values in definition["grid"])))
 
@@ -151,7 +155,18 @@ def settings_key(settings: dict) -> str:
 def cell_keys(db: str | Path) -> dict[int, str]:
     """The :func:`settings_key` of every cell recorded in a sweep database, by cell."""
     with SweepStore(db) as store:
-        return {row["cell"]: settings_key(row["settings"]) for row in store.rows()}
+        return _keys(store.rows())
+
+
+def _keys(rows: list[dict]) -> dict[int, str]:
+    return {row["cell"]: settings_key(row["settings"]) for row in rows}
+
+
+def table_and_keys(db: str | Path) -> tuple[Any, dict[int, str]]:
+    """:func:`sweep_table` and :func:`cell_keys` of one database, its rows read once."""
+    with SweepStore(db) as store:
+        rows = store.rows()
+        return _table(store.definition, rows), _keys(rows)
 
 
 def confirmations(system: str, folder: Path = STUDIES) -> dict[str, Any]:
@@ -162,7 +177,7 @@ def confirmations(system: str, folder: Path = STUDIES) -> dict[str, Any]:
         with SweepStore(path) as store:
             if store.definition["system"] != system:
                 continue
-        table, keys = sweep_table(path), cell_keys(path)
+        table, keys = table_and_keys(path)
         for cell, key in keys.items():
             found[key] = table[table["cell"] == cell].assign(database=path.stem)
     return found

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evolving_ttt import reading as rd
@@ -122,6 +122,17 @@ def test_the_depth_check_on_strings_brackets_and_an_unterminated_string():
              (f'["unterminated {deep}', True), ("]]]]" + "[" * 203, True), ("[" * 200, True))  # fmt: skip
     for text, expected in cases:
         assert rd._json_depth_ok(text, 200) == _depth_by_walking(text, 200) == expected, text[:30]
+
+
+@given(st.lists(st.sampled_from(["1", "12", "123", "9" * 29, "9" * 30, "e", "E", "+", "-", "e+", "E-", ".", ", ", '"',
+                                  "é"]), max_size=12).map("".join))  # fmt: skip
+@example("1e+308")
+@example("2E-400")
+@example("1e-99, 1e400")
+@example("é" + "9" * 31)
+@example("9" * 30 + ".5")
+def test_a_risky_number_is_found_alike_by_the_pattern_and_by_the_bytes(text):
+    assert (rd._RISKY_NUMBER.search(text) is not None) == rd._risky_numbers_by_bytes(text)
 
 
 @given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(10**40), 10**40),

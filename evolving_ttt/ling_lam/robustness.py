@@ -123,11 +123,11 @@ def _study_cells():
     database that holds a cell giving it (as :func:`trained_networks` does)."""
     import json
 
-    from evolving_ttt.tables import cell_keys, study_path, study_table
+    from evolving_ttt.tables import study_path, table_and_keys
 
     found, seen = [], set()
     for name in STUDY_NAMES:
-        table, keys = study_table(name), cell_keys(study_path(name))
+        table, keys = table_and_keys(study_path(name))
         swept = _swept_keys(table)
         for cell, runs in table.groupby("cell", sort=True):
             setting = setting_label(runs.iloc[0].to_dict(), swept)

@@ -439,6 +439,13 @@ def _batched_matmul(a, b, out):
                     out[n, i, j] += factor * b[n, k, j]
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``: numba compiles a kernel once for each mix of writable and read-only arrays."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def fixed_matmul(a, b) -> np.ndarray:
     """``a @ b`` with each entry summed in a fixed order, term 0 first, never through BLAS.
 
@@ -460,8 +467,8 @@ def fixed_matmul(a, b) -> np.ndarray:
     a3 = np.ascontiguousarray(np.broadcast_to(a, batch + (rows, inner))).reshape(count, rows, inner)
     b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (inner, columns))).reshape(count, inner, columns)
     out = np.empty((count, rows, columns))
-    if inner:
-        _batched_matmul(a3, b3, out)
+    if inner:  # both operands as read-only views, whether or not they were broadcast: one compiled signature
+        _batched_matmul(_read_only(a3), _read_only(b3), out)
     else:
         out[...] = 0.0
     out = out.reshape(batch + (rows, columns))

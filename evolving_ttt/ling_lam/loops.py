@@ -105,7 +105,7 @@ def _moves_score(scores, c, outputs) -> int:
     return total
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _chunk_score(g, nndtf, hidden, sequential, chunks, scores, c, scratch, outputs) -> int:
     """The summed scores of the moves of network ``g`` on the positions of chunk ``c``."""
     if nndtf:
@@ -274,7 +274,7 @@ def _beats(k, threshold, genes, done, partial, nndtf, hidden, sequential, chunks
                     reuse)  # fmt: skip
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _whole_fitness(g, nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs) -> float:
     """The fitness (31) of network ``g``, every position scored: the summed scores over the best total."""
     total = 0
@@ -283,7 +283,7 @@ def _whole_fitness(g, nndtf, hidden, sequential, chunks, scores, best_total, scr
     return float(total) / best_total
 
 
-@numba.njit(**JIT_OPTIONS)
+@numba.njit(inline="always", **JIT_OPTIONS)
 def _fitness_of_all(population, out, nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs) -> None:
     for m in range(population.shape[0]):
         out[m] = _whole_fitness(population[m], nndtf, hidden, sequential, chunks, scores, best_total, scratch, outputs)
@@ -401,32 +401,41 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
             candidates[1, g] = _clip(up + high * w)
             candidates[2, g] = _clip(down + low * w)
             candidates[3, g] = _clip((middle + both * w) / 2.0)
-        done[:], partial[:], reuse[0] = 0, 0, KEEP if incremental else PLAIN
-        top = _fittest(candidates, 4, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
-                       best_total, scratch, outputs, memory, reuse, work)  # fmt: skip
-        offspring = candidates[top]
-        gene = min(int(d[2] * n), n - 1)  # mutants (30)
-        for g in range(n):
-            children[0, g] = offspring[g]
-            children[1, g] = LOWER + (UPPER - LOWER) * d[4 + n + g] if d[4 + g] < subset_probability else offspring[g]
-            children[2, g] = LOWER + (UPPER - LOWER) * d[4 + 2 * n + g]
-        children[0, gene] = LOWER + (UPPER - LOWER) * d[3]
-        reuse[0], reuse[1] = (REUSE if incremental else PLAIN), top
-        done[:], partial[:] = 0, 0
         accept = d[4 + 3 * n] < acceptance  # replace_worst (Figure 7)
-        if accept:
+        # _fittest and _beats are compiled into this loop (inline="always"), so each is called from one place, in
+        # the loops over stage and step below: a second call of each would compile their code twice.
+        reuse[0], accepted = (KEEP if incremental else PLAIN), -1
+        for stage in range(2):  # the crossover candidates' fittest, then, if accepted, the mutants' fittest
+            done[:], partial[:] = 0, 0
+            if stage == 1 and not accept:
+                break
+            fittest = _fittest(candidates if stage == 0 else children, 4 - stage, done, partial, nndtf, hidden,
+                               sequential, chunks, scores, bounds, floors, best_total, scratch, outputs, memory, reuse,
+                               work)  # fmt: skip
+            if stage == 1:
+                accepted = fittest
+                break
+            offspring = candidates[fittest]
+            gene = min(int(d[2] * n), n - 1)  # mutants (30)
+            for g in range(n):
+                children[0, g] = offspring[g]
+                children[1, g] = (LOWER + (UPPER - LOWER) * d[4 + n + g] if d[4 + g] < subset_probability
+                                  else offspring[g])  # fmt: skip
+                children[2, g] = LOWER + (UPPER - LOWER) * d[4 + 2 * n + g]
+            children[0, gene] = LOWER + (UPPER - LOWER) * d[3]
+            reuse[0], reuse[1] = (REUSE if incremental else PLAIN), fittest
+        for step in range(-1, 3):  # the accepted mutant joins the population, then each mutant k = step competes
             worst = _first_min(fitness)
-            b = _fittest(children, 3, done, partial, nndtf, hidden, sequential, chunks, scores, bounds, floors,
-                         best_total, scratch, outputs, memory, reuse, work)  # fmt: skip
-            _beats(b, -math.inf, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
-                   best_total, scratch, outputs, memory, reuse)  # the winner's whole score: it joins the population
-            _copy(population[worst], children[b])
-            fitness[worst] = float(partial[b]) / best_total
-        for k in range(3):
-            worst = _first_min(fitness)
-            active = (not accept) if (k == 0 or not figure) else True
-            if active and _beats(k, fitness[worst], children, done, partial, nndtf, hidden, sequential, chunks,
-                                 scores, bounds, best_total, scratch, outputs, memory, reuse):  # fmt: skip
+            if step < 0:
+                if not accept:
+                    continue
+                k, threshold = accepted, -math.inf  # its whole score: it replaces the worst member
+            else:
+                k, threshold = step, fitness[worst]
+                if not ((not accept) if (k == 0 or not figure) else True):
+                    continue
+            if _beats(k, threshold, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
+                      best_total, scratch, outputs, memory, reuse):  # fmt: skip
                 _copy(population[worst], children[k])
                 fitness[worst] = float(partial[k]) / best_total
         best[start + i + 1] = fitness[_first_max(fitness)]

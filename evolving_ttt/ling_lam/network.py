@@ -183,13 +183,16 @@ PREVIOUS_NEURON = np.roll(np.arange(N_HIDDEN), 1)
 
 
 def _batch(kind: str, genes: np.ndarray, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple, int]:
-    """Genes as a C-ordered (B, n) float array, inputs as (P, 9), the batch shape and the hidden neurons."""
+    """Genes as a C-ordered, writable (B, n) float array, inputs as (P, 9), the batch shape and the hidden neurons."""
     genes, inputs = np.asarray(genes, dtype=float), np.asarray(inputs, dtype=float)
     if inputs.ndim != 2 or inputs.shape[1] != N_INPUTS:
         raise ValueError(f"inputs must be encoded boards (P, {N_INPUTS}); got shape {inputs.shape}")
     hidden = hidden_of(kind, genes.shape[-1] if genes.ndim else 0)  # 8 in the paper
-    flat = np.ascontiguousarray(genes.reshape(-1, genes.shape[-1]))
-    return flat, np.ascontiguousarray(inputs), genes.shape[:-1], hidden
+    flat, inputs = np.ascontiguousarray(genes.reshape(-1, genes.shape[-1])), np.ascontiguousarray(inputs)
+    # Writable copies of read-only arrays: the kernels only read them, but numba compiles a kernel (and the network
+    # it calls, shared with the compiled GA loops, which pass writable rows) once for each mix of the two.
+    flat = flat if flat.flags.writeable else flat.copy()
+    return flat, inputs if inputs.flags.writeable else inputs.copy(), genes.shape[:-1], hidden
 
 
 def nndtf_outputs(genes: np.ndarray, inputs: np.ndarray, order: str = "simultaneous") -> np.ndarray:

@@ -270,9 +270,10 @@ def _no_claims_note() -> list[str]:
     return [f"Registered systems that state no claims to judge: {', '.join(silent)}."] if silent else []
 
 
-def at_a_glance():
-    """The findings: every registered system's headline claims, judged by the one verdict rule
-    (:func:`evolving_ttt.verdicts.verdict`), one row each, with the columns of :data:`GLANCE_COLUMNS`.
+def at_a_glance(claims: Sequence[Claim] | None = None):
+    """The findings: every registered system's headline claims (or ``claims``, as :func:`all_claims` gave them),
+    judged by the one verdict rule (:func:`evolving_ttt.verdicts.verdict`), one row each, with the columns of
+    :data:`GLANCE_COLUMNS`.
 
     ``book`` is what the paper's own setting gives (or, for a claim judged by a bound, the bound); ``verdict`` the
     rule's category; ``reason`` why, with the interval it rests on (held-out seeds for a setting chosen as the best of
@@ -281,7 +282,7 @@ def at_a_glance():
     import pandas as pd
 
     rows = []
-    for claim in all_claims():
+    for claim in all_claims() if claims is None else claims:
         found = verdict(claim)
         paper = next((cell for cell in claim.cells if cell.change == "paper"), None)
         if paper is not None:

@@ -274,9 +274,10 @@ def glance_part() -> bytes:
     from evolving_ttt.studies import all_claims, at_a_glance, findings_markdown, glance_markdown
     from evolving_ttt.verdicts import verdict
 
-    table = at_a_glance()
+    claims = all_claims()
+    table = at_a_glance(claims)
     numbers = []
-    for claim in all_claims():
+    for claim in claims:
         found = verdict(claim)
         cells = [[cell.sample.interval(), cell.sample.p_value(claim.threshold)] for cell in claim.cells]
         numbers.append([claim.claim, found.category, found.interval, found.holm_p, cells])

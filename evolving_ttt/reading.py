@@ -10,6 +10,7 @@ a file of the expected format, and of a version this code reads. The system's lo
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -135,15 +136,19 @@ def _loads(text: str) -> object:
     return json.loads(text, parse_constant=_refuse_constant)
 
 
+_LIST, _NUMBER_TYPES = {list}, {int, float}
+"""The exact types :func:`_plain_numbers` allows (``type(True)`` is ``bool``, so true/false is not a number)."""
+
+
 def _plain_numbers(value: object, depth: int) -> bool:
     """Whether ``value`` is lists exactly ``depth`` deep of Python ints and floats only (a bool is not one): the
     common case of :meth:`Fields.numbers`, checked a level at a time with no item-by-item stack."""
     level = [value]
     for _ in range(depth):
-        if not all(type(item) is list for item in level):
+        if not set(map(type, level)) <= _LIST:
             return False
-        level = [entry for item in level for entry in item]
-    return all(type(item) is float or type(item) is int for item in level)
+        level = list(itertools.chain.from_iterable(level))
+    return set(map(type, level)) <= _NUMBER_TYPES
 
 
 class Fields:

@@ -95,10 +95,11 @@ test: $(STAMP) $(NO_EXECUTE)
 	# 1. Two jobs side by side, one process each. The strict build renders the outputs committed with the notebooks
 	# (configuration _config.yml with execution switched off); the nbval run below re-executes every notebook and
 	# fails if an output is not what the code prints, so the pages are proven current by the end of `make test`
-	# (`make book-fresh` executes). Beside it, the same-bits battery runs once as is: it compiles every numba kernel
-	# of the package into numba's cache (and Python's modules to bytecode), which a fresh clone would otherwise do in
-	# whichever test or notebook needs each first, several processes at once. The same-bits test takes it for its
-	# as-is run (TTT_SAME_BITS_WARM_UP below) and checks its hashes.
+	# (`make book-fresh` executes). Beside it, the same-bits battery runs once as is, two parts at a time (the build
+	# is a single process, and the browser tests that follow it wait more than they compute): it compiles every
+	# numba kernel of the package into numba's cache (and Python's modules to bytecode), which a fresh clone would
+	# otherwise do in whichever test or notebook needs each first, several processes at once. The same-bits test
+	# takes it for its as-is run (TTT_SAME_BITS_WARM_UP below) and checks its hashes.
 	# 2. As soon as the pages are built, the browser tests start, in one process, and run to the end beside the rest:
 	# every page in headless Chromium without a JavaScript error, the play chapter's board played by clicks, and the
 	# app of `make play` against every opponent (most of their time is waiting for pages, so they cost the tests
@@ -114,7 +115,7 @@ test: $(STAMP) $(NO_EXECUTE)
 	# order). The 30 slowest tests and cells are listed at the end.
 	mkdir -p _build/warm-up
 	TTT_RUN_CACHE=_build/warm-up/run-cache $(PY) tests/same_bits_battery.py _build/warm-up/hashes.json \
-		--probe _build/warm-up/probe.json 2> _build/warm-up/battery.log & warm=$$!; \
+		--probe _build/warm-up/probe.json --processes 2 2> _build/warm-up/battery.log & warm=$$!; \
 	$(JB) build --all . --config $(NO_EXECUTE) -W -n --keep-going || { wait $$warm; exit 1; }; \
 	$(PY) -m pytest -p no:nbval -rs tests/browser > _build/browser-tests.log 2>&1 & browser=$$!; \
 	wait $$warm || { cat _build/warm-up/battery.log; kill $$browser; exit 1; }; \

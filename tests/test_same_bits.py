@@ -38,6 +38,7 @@ Refresh the committed hashes (only when a change is meant to change a part's bit
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -61,11 +62,15 @@ pytestmark = pytest.mark.slow
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 
+@functools.cache
 def _battery():
+    """The battery's module, loaded once and registered under its name (so that its functions pickle by name)."""
     spec = importlib.util.spec_from_file_location("same_bits_battery", BATTERY)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    if spec.name not in sys.modules:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[spec.name]
 
 
 def numpy_dispatch_targets() -> list[str]:
@@ -307,3 +312,10 @@ def test_make_tests_warm_up_run_stands_for_the_as_is_run_only_if_it_was_as_is(mo
             (tmp_path / "probe.json").write_text(json.dumps(emulated))
         test_same_bits_under_emulated_processors()
         assert sorted(ran) == sorted(FIRST)
+
+
+def test_the_battery_on_two_processes_gives_each_part_its_committed_hash_in_order():
+    """`make test`'s run before the tests computes the parts two at a time (``--processes 2``)."""
+    names = ["al_khateeb_sweep_task", "fogel_sweep_task", "mohammadi_sweep_task"]
+    hashes = _battery().run_battery(names, processes=2)
+    assert list(hashes) == names and hashes == {name: committed_hashes()[name] for name in names}

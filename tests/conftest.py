@@ -24,13 +24,19 @@ settings.load_profile("ci")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LONGEST_TEST_MODULES = ("tests/test_same_bits.py", "tests/test_interrupt.py")
 """Test modules of a minute or more (the battery under emulated processors; commands stopped and run again)."""
+LONG_TEST_MODULES = ("tests/test_loaders_before_reading.py", "tests/test_systems.py", "tests/test_cluster_hygiene.py",
+                     "tests/test_al_khateeb_robustness.py", "tests/test_cli_inputs.py", "tests/test_cli.py",
+                     "tests/test_sweeps.py")  # fmt: skip
+"""Test modules of a quarter of a minute or more, longest first: handed out after the notebooks, before the rest, so
+that the last work of either process is short."""
 
 
 def pytest_collection_modifyitems(config, items):
     """The longest work first, so that two processes end together (make test runs pytest-xdist with ``--dist
     loadscope --no-loadscope-reorder``, which hands out whole modules and notebooks in this order): the modules of
     :data:`LONGEST_TEST_MODULES`, then the notebooks by the running time their committed outputs record (the
-    longest-processing-time rule, as ``make book-fresh`` executes them), then every other module as collected."""
+    longest-processing-time rule, as ``make book-fresh`` executes them), then those of :data:`LONG_TEST_MODULES`,
+    then every other module as collected."""
     seconds: dict[str, float] = {}
 
     def rank(item) -> tuple[int, float]:
@@ -42,7 +48,9 @@ def pytest_collection_modifyitems(config, items):
             if relative not in seconds:
                 seconds[relative] = recorded_seconds(path)
             return 1, -seconds[relative]
-        return 2, 0.0
+        if relative in LONG_TEST_MODULES:
+            return 2, LONG_TEST_MODULES.index(relative)
+        return 3, 0.0
 
     items.sort(key=rank)  # stable: tests keep their order within a module, and modules theirs within a rank
 

@@ -414,7 +414,7 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
                                work)  # fmt: skip
             if stage == 1:
                 accepted = fittest
-                break
+                continue
             offspring = candidates[fittest]
             gene = min(int(d[2] * n), n - 1)  # mutants (30)
             for g in range(n):
@@ -432,7 +432,7 @@ def improved_block(population, fitness, draws, best, start, up, down, middle, w,
                 k, threshold = accepted, -math.inf  # its whole score: it replaces the worst member
             else:
                 k, threshold = step, fitness[worst]
-                if not ((not accept) if (k == 0 or not figure) else True):
+                if accept and not (k > 0 and figure):  # with "figure", mutants 1 and 2 compete even after one joined
                     continue
             if _beats(k, threshold, children, done, partial, nndtf, hidden, sequential, chunks, scores, bounds,
                       best_total, scratch, outputs, memory, reuse):  # fmt: skip

@@ -389,10 +389,14 @@ def run_battery(names: list[str], dump: Path | None = None, processes: int = 1) 
     the longest first: each part's bits do not depend on the process that computes it.
     """
     found = {}
+
+    def report(name: str, result: tuple[str, float]) -> None:
+        found[name] = result
+        print(f"{name}: {result[0][:16]} ({result[1]:.1f} s of CPU)", file=sys.stderr)
+
     if processes == 1:
         for name in names:
-            found[name] = _part_hash(name, dump)
-            print(f"{name}: {found[name][0][:16]} ({found[name][1]:.1f} s of CPU)", file=sys.stderr)
+            report(name, _part_hash(name, dump))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -402,9 +406,7 @@ def run_battery(names: list[str], dump: Path | None = None, processes: int = 1) 
         with ProcessPoolExecutor(processes, mp_context=context) as pool:
             futures = {pool.submit(_part_hash, name, dump): name for name in order}
             for future in as_completed(futures):
-                name = futures[future]
-                found[name] = future.result()
-                print(f"{name}: {found[name][0][:16]} ({found[name][1]:.1f} s of CPU)", file=sys.stderr)
+                report(futures[future], future.result())
     return {name: found[name][0] for name in names}
 
 

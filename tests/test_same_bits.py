@@ -38,7 +38,6 @@ Refresh the committed hashes (only when a change is meant to change a part's bit
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import os
@@ -62,7 +61,6 @@ pytestmark = pytest.mark.slow
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
 
 
-@functools.cache
 def _battery():
     """The battery's module, loaded once and registered under its name (so that its functions pickle by name)."""
     spec = importlib.util.spec_from_file_location("same_bits_battery", BATTERY)

@@ -30,18 +30,47 @@ import sys
 import time
 from functools import partial
 
+import numba
 import numpy as np
 
 import ttt_helpers as th
+from evolving_ttt.ling_lam import network
 from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
+from evolving_ttt.ling_lam.fused import N_INPUTS, _input_sums, _output_sums
+from evolving_ttt.numerics import tanh_scalar
 
 TARGET_SECONDS = 60.0
 TARGET_RATIO = 3.0
 ENGINES = ("lockstep", "compiled")
 
 
+@numba.njit(nogil=True, error_model="numpy")  # not cached: numba would miss a change to numerics.py
+def whole_tanh_baseline_kernel(genes: np.ndarray, inputs: np.ndarray, hidden: int, out: np.ndarray) -> None:
+    """``fused.baseline_kernel`` as the portable-numerics issue left it: every tanh computed whole, both of
+    ``tanh_scalar``'s ways (the same bits as the kernel of today, which computes only the way each number needs)."""
+    columns = np.ascontiguousarray(inputs.T)
+    layer = np.empty((hidden, inputs.shape[0]))
+    hidden_bias, output_weights, output_bias = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    for b in range(genes.shape[0]):
+        _input_sums(genes[b], columns, hidden, layer)
+        for j in range(hidden):
+            for p in range(inputs.shape[0]):
+                layer[j, p] = tanh_scalar(layer[j, p] + genes[b, hidden_bias + j])
+        _output_sums(layer, genes[b], output_weights, out[b])
+        for p in range(inputs.shape[0]):
+            out[b, p] = tanh_scalar(out[b, p] + genes[b, output_bias])
+
+
 def full_run(seeds: int, iterations: int, workers: int, engine: str) -> None:
-    """Child mode: train both methods once on ``engine`` and print the figures as JSON."""
+    """Child mode: train both methods once on ``engine`` and print the figures as JSON.
+
+    The lockstep engine runs as the portable-numerics issue left it, the old path of the project's target: its
+    baseline networks through :func:`whole_tanh_baseline_kernel` (compiled before the clock starts).
+    """
+    if engine == "lockstep":
+        genes, inputs = np.zeros((1, th.BASELINE_GENES)), np.zeros((1, N_INPUTS))
+        whole_tanh_baseline_kernel(genes, inputs, th.BASELINE_GENES // 11, np.empty((1, 1)))
+        network.baseline_kernel = whole_tanh_baseline_kernel  # what NetworkFitness calls on the lockstep engine
     settings = th.LingLamSettings(seeds=seeds, iterations=iterations)
     figures = {}
     for method in ("nndtf", "baseline"):

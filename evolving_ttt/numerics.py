@@ -63,6 +63,7 @@ def _power_table() -> tuple[np.ndarray, np.ndarray]:
 POWER_HEAD, POWER_TAIL = _power_table()
 """``2^(j/128) = POWER_HEAD[j] + POWER_TAIL[j]`` to about 107 bits; computed in decimal, the same on every machine."""
 
+
 def _reduction_constants() -> tuple[float, float, float]:
     """128 / ln 2, and ln 2 / 128 split into a 32-bit head (exact times any whole k below 2^21) and a tail."""
     with localcontext() as context:
@@ -91,15 +92,12 @@ JIT_OPTIONS = {"nogil": True, "cache": True, "error_model": "numpy"}
 # check for zero (no divisor here can be zero), and a loop without such a check can run on vector registers.
 
 
-@numba.njit(**JIT_OPTIONS)
-def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
-    """``exp(x + x_tail) = 2^e (head + small)``, ``head`` a table entry and ``|small| < 2^-7 head`` (a NaN x gives NaN).
-
-    ``x_tail`` is a small correction added to the reduced argument, for arguments carried as a double-double.
-    """
-    clipped = min(max(x, EXP_LOWEST), EXP_HIGHEST) if x == x else 0.0  # a NaN must not index the tables
-    k = (clipped * INV_LN2_SCALED + ROUNDING_SHIFT) - ROUNDING_SHIFT
-    r = (clipped - k * LN2_SCALED_HEAD) - k * LN2_SCALED_TAIL + x_tail  # clipped - k * head is exact
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _exp_reduced(x: float, x_tail: float) -> tuple[float, float, int]:
+    """``exp(x + x_tail) = 2^e (head + small)`` for x in [:data:`EXP_LOWEST`, :data:`EXP_HIGHEST`] (not NaN):
+    the reduction, the polynomial and the table of :func:`_exp_parts`."""
+    k = (x * INV_LN2_SCALED + ROUNDING_SHIFT) - ROUNDING_SHIFT
+    r = (x - k * LN2_SCALED_HEAD) - k * LN2_SCALED_TAIL + x_tail  # x - k * head is exact
     p = r * EXP_COEFFICIENTS[0]
     p = (p + EXP_COEFFICIENTS[1]) * r
     p = (p + EXP_COEFFICIENTS[2]) * r
@@ -108,10 +106,20 @@ def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
     whole = np.int64(k)
     index = whole & (TABLE_SIZE - 1)
     head = POWER_HEAD[index]
-    small = head * p + POWER_TAIL[index]
+    return head, head * p + POWER_TAIL[index], whole >> TABLE_BITS
+
+
+@numba.njit(**JIT_OPTIONS)
+def _exp_parts(x: float, x_tail: float) -> tuple[float, float, int]:
+    """``exp(x + x_tail) = 2^e (head + small)``, ``head`` a table entry and ``|small| < 2^-7 head`` (a NaN x gives NaN).
+
+    ``x_tail`` is a small correction added to the reduced argument, for arguments carried as a double-double.
+    """
+    clipped = min(max(x, EXP_LOWEST), EXP_HIGHEST) if x == x else 0.0  # a NaN must not index the tables
+    head, small, e = _exp_reduced(clipped, x_tail)
     if x != x:
         small = x
-    return head, small, whole >> TABLE_BITS
+    return head, small, e
 
 
 @intrinsic
@@ -145,6 +153,19 @@ def exp_scalar(x: float) -> float:
     """``e^x`` for one double: the kernel of :func:`exp`."""
     head, small, e = _exp_parts(x, 0.0)
     return _scale(head + small, e)
+
+
+EXP_NORMAL_LOWEST = -700.0
+"""From here to 0, ``e^x`` and every step of :func:`exp_scalar` are normal numbers (``e^-700`` is about
+``2^-1010``)."""
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def exp_nonpositive(x: float) -> float:
+    """:func:`exp_scalar` for ``EXP_NORMAL_LOWEST <= x <= 0``, with the same bits: the clipping and the NaN guard
+    left out, and ``2^e`` applied in one step (:func:`_scale`'s two steps are both exact there, so one is too)."""
+    head, small, e = _exp_reduced(x, 0.0)
+    return (head + small) * _power_of_two(e)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -203,18 +224,20 @@ def two_product(a: float, b: float) -> tuple[float, float]:
 
 
 @numba.njit(inline="always", **JIT_OPTIONS)
-def tanh_scalar(x: float) -> float:
-    """The hyperbolic tangent of one double: the kernel of :func:`tanh`.
-
-    Both ways are computed and the result picked without a branch, and the function is inlined where it is called,
-    so that a loop over many numbers runs on vector registers (the same operations on each number: the same bits).
-    """
-    a = abs(x)
+def _tanh_series(x: float) -> float:
+    """The odd Taylor series of tanh: what :func:`tanh_scalar` gives for ``|x| <`` :data:`TANH_SERIES_LIMIT`."""
     squared = x * x
     total = TANH_COEFFICIENTS[-1]
     for n in range(TANH_COEFFICIENTS.size - 2, -1, -1):
         total = total * squared + TANH_COEFFICIENTS[n]
-    series = x if a == 0 else total * squared * x + x  # x keeps the sign of -0.0
+    return x if x == 0 else total * squared * x + x  # x keeps the sign of -0.0
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _tanh_beyond_series(x: float) -> float:
+    """tanh at ``|x| >=`` :data:`TANH_SERIES_LIMIT` (or a NaN): ``(E - 1) / (E + 1)`` with ``E = exp(2 |x|)`` and the
+    sign of x, from :data:`TANH_ONE` on +-1 (a NaN gives itself)."""
+    a = abs(x)
     head, small, e = _exp_parts(a + a, 0.0)
     high, low = two_sum(_scale(head, e), _scale(small, e))  # E = exp(2a) = high + low, |low| <= ulp(high) / 2
     numerator, numerator_low = two_sum(high, -1.0)
@@ -225,7 +248,46 @@ def tanh_scalar(x: float) -> float:
     quotient = q + remainder / denominator
     quotient = -quotient if x < 0 else quotient
     saturated = x if x != x else (-1.0 if x < 0 else 1.0)  # |x| >= 22, or NaN
-    return series if a < TANH_SERIES_LIMIT else (quotient if a < TANH_ONE else saturated)
+    return quotient if a < TANH_ONE else saturated
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def tanh_scalar(x: float) -> float:
+    """The hyperbolic tangent of one double: the kernel of :func:`tanh`.
+
+    Both ways are computed and the result picked without a branch, and the function is inlined where it is called,
+    so that a loop over many numbers runs on vector registers (the same operations on each number: the same bits).
+    """
+    series, beyond = _tanh_series(x), _tanh_beyond_series(x)
+    return series if abs(x) < TANH_SERIES_LIMIT else beyond
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def tanh_in_place(values: np.ndarray, places: np.ndarray, far_values: np.ndarray) -> None:
+    """``values[k] = tanh_scalar(values[k])`` for every number of a 1-D array, in place, with the same bits.
+
+    :func:`tanh_scalar` computes both of its ways for every number; here each number gets only the way it needs.
+    The numbers at or beyond :data:`TANH_SERIES_LIMIT` (and NaN) are gathered, their places into ``places`` (int64)
+    and their tanh into ``far_values``, both scratch space at least as long as ``values``; then the series alone
+    runs over every number, and the gathered ones are put back. Each of these loops runs on vector registers. The
+    series costs about a sixth of the other way, so a layer of small sums, as a trained network's, costs a sixth
+    of :func:`tanh_scalar`. When more than half of the numbers are far, each is computed whole, as
+    :func:`tanh_scalar` does.
+    """
+    far = 0
+    for k in range(values.size):  # without a branch: a near number's place is overwritten by the next one
+        places[far] = k
+        far += 0 if abs(values[k]) < TANH_SERIES_LIMIT else 1  # a NaN counts as far
+    if 2 * far > values.size:
+        for k in range(values.size):
+            values[k] = tanh_scalar(values[k])
+        return
+    for m in range(far):
+        far_values[m] = _tanh_beyond_series(values[places[m]])
+    for k in range(values.size):
+        values[k] = _tanh_series(values[k])
+    for m in range(far):
+        values[places[m]] = far_values[m]
 
 
 # fdlibm's log (Sun Microsystems, 1993): log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f).

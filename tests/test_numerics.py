@@ -136,6 +136,40 @@ def test_scalar_power_is_the_correctly_rounded_decimal_power():
         numerics.scalar_power(0.5, math.nan)
 
 
+def test_exp_nonpositive_gives_the_bits_of_exp_on_its_whole_range():
+    rng = np.random.default_rng(11)
+    grid = np.concatenate([-np.geomspace(1e-300, 700.0, 20_000), rng.uniform(-40.0, 0.0, 20_000),
+                           [0.0, -0.0, -40.0, numerics.EXP_NORMAL_LOWEST, -5e-324]])  # fmt: skip
+    got = np.array([numerics.exp_nonpositive(float(x)) for x in grid])
+    assert got.view(np.int64).tolist() == numerics.exp(grid).view(np.int64).tolist()
+
+
+SPECIAL_INPUTS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.25, -0.25, np.nextafter(0.25, 0.0), 22.0, -30.0, 1e-300]
+
+
+@pytest.mark.parametrize("far", [0, 1, 3, 52, 53, 104])
+def test_tanh_in_place_gives_the_bits_of_tanh_for_any_share_of_numbers_beyond_the_series(far):
+    """tanh_in_place computes the series alone, gathers the numbers beyond it, or computes every number whole (more
+    than half beyond): each way must give numerics.tanh's bits, special values included."""
+    rng = np.random.default_rng(far)
+    values = rng.uniform(-0.2499, 0.2499, 104)
+    places = rng.choice(104, far, replace=False)
+    values[places] = rng.choice([-1.0, 1.0], far) * rng.uniform(0.25, 30.0, far)
+    values[places[: len(SPECIAL_INPUTS)]] = SPECIAL_INPUTS[: min(far, len(SPECIAL_INPUTS))]
+    expected, got = numerics.tanh(values), values.copy()
+    numerics.tanh_in_place(got, np.empty(104, dtype=np.int64), np.empty(104))
+    assert got.view(np.int64).tolist() == expected.view(np.int64).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=40))
+def test_tanh_in_place_agrees_with_tanh_on_any_numbers(numbers):
+    values = np.array(numbers)
+    got = values.copy()
+    numerics.tanh_in_place(got, np.empty(len(values), dtype=np.int64), np.empty(len(values)))
+    assert got.view(np.int64).tolist() == numerics.tanh(values).view(np.int64).tolist()
+
+
 def test_special_values():
     exp = numerics.exp([math.nan, math.inf, -math.inf, 0.0, -0.0, 710.0, -746.0, 709.78, 1.0])
     assert np.isnan(exp[0]) and exp[1] == math.inf and exp[2] == 0.0 and exp[3] == 1.0 and exp[4] == 1.0

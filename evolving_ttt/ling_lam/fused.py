@@ -22,7 +22,7 @@ import math
 import numba
 import numpy as np
 
-from evolving_ttt.numerics import JIT_OPTIONS, exp_scalar, tanh_scalar
+from evolving_ttt.numerics import JIT_OPTIONS, exp_scalar, tanh_in_place
 
 EXPONENT_FLOOR = -40.0
 """A floor for the transfer function's exponent: exp(-40) < 2^-54, so ``1 - exp(x)`` is exactly 1 for x <= -40."""
@@ -200,13 +200,16 @@ def baseline_network(g: np.ndarray, columns: np.ndarray, hidden: int, layer: np.
     """
     boards = columns.shape[1]
     hidden_bias, output_weights, output_bias = N_INPUTS * hidden, (N_INPUTS + 1) * hidden, (N_INPUTS + 2) * hidden
+    places, far_values = np.empty(boards, dtype=np.int64), np.empty(boards)  # tanh_in_place's scratch space
     _input_sums(g, columns, hidden, layer)
     for j in range(hidden):
         for p in range(boards):
-            layer[j, p] = tanh_scalar(layer[j, p] + g[hidden_bias + j])
+            layer[j, p] += g[hidden_bias + j]
+        tanh_in_place(layer[j], places, far_values)
     _output_sums(layer, g, output_weights, out)  # w_j h_j equals h_j w_j: a product does not depend on order
     for p in range(boards):
-        out[p] = tanh_scalar(out[p] + g[output_bias])
+        out[p] += g[output_bias]
+    tanh_in_place(out, places, far_values)
 
 
 @numba.njit(**JIT_OPTIONS)

@@ -37,7 +37,7 @@ import numpy as np
 
 from evolving_ttt.ling_lam.fused import N_INPUTS, SCRATCH_LAYERS, _copy, _exponent, baseline_network, nndtf_network
 from evolving_ttt.ling_lam.network import TrainingSet
-from evolving_ttt.numerics import JIT_OPTIONS, exp_scalar, power_scalar, scalar_power
+from evolving_ttt.numerics import JIT_OPTIONS, exp_nonpositive, power_scalar, scalar_power
 
 LOWER, UPPER = -1.0, 1.0
 """The genes' bounds (:data:`evolving_ttt.ling_lam.ga.LOWER` and ``UPPER``)."""
@@ -119,7 +119,7 @@ def _chunk_score(g, nndtf, hidden, sequential, chunks, scores, c, scratch, outpu
 def _transfer(f: float, mean: float, spread: float) -> float:
     """:func:`~evolving_ttt.ling_lam.fused.transfer_layer`'s three passes on one number: the same operations."""
     d = f - mean
-    return math.copysign(1.0 - exp_scalar(_exponent(d, spread)), d)
+    return math.copysign(1.0 - exp_nonpositive(_exponent(d, spread)), d)  # the exponent is in [-40, 0]
 
 
 STATIC, DYNAMIC = 1, 2

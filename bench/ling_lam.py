@@ -8,10 +8,13 @@ compiled loops of ``evolving_ttt/ling_lam/loops.py``):
 * the time per iteration and run of the readable GA, and of each engine running one run at a time (as a sweep task
   does) and 20 runs at once, measured side by side in this process, alternately (``--rounds`` times, the best kept),
   for the improved GA with the NNDTF and the traditional GA with the baseline;
+* where the compiled baseline's time goes: the portable tanh's cost per number either way, and one run's
+  microseconds per iteration in each tenth of the run;
 * the wall time of the full experiment, both of the paper's methods x ``--seeds`` seeds x ``--iterations``
   iterations as the system runs it (``workers`` processes, each with its share of the runs), once on each engine,
   each in a fresh process, alternately (``--repeats`` times), with the peak memory and the mean fitness reached;
-  and the ratio of the two (the medians).
+  and the ratio of the two (the medians). The lockstep engine runs there as the old path: with the baseline kernel
+  that computes every tanh whole (:func:`whole_tanh_baseline_kernel`).
 
 The project's targets: the full experiment (2 methods x 20 seeds x 50,000 iterations) in at most 60 s on the
 2-core machine, and in at most a third of the lockstep engine's time. The script prints whether they are met; it
@@ -34,7 +37,8 @@ import numba
 import numpy as np
 
 import ttt_helpers as th
-from evolving_ttt.ling_lam import network
+from evolving_ttt import numerics
+from evolving_ttt.ling_lam import loops, network
 from evolving_ttt.ling_lam.engine import improved_ga_lockstep, traditional_ga_lockstep
 from evolving_ttt.ling_lam.fused import N_INPUTS, _input_sums, _output_sums
 from evolving_ttt.numerics import tanh_scalar
@@ -121,6 +125,41 @@ def per_iteration(iterations: int, rounds: int) -> dict[str, float]:
     return figures
 
 
+def baseline_time(iterations: int) -> None:
+    """Where the compiled baseline's time goes: the portable tanh's two ways per number, and one run's iterations
+    by tenth of the run (the non-uniform mutation's steps shrink as a run goes on, and the weights with them)."""
+    near, far = np.linspace(-0.24, 0.24, 20_000), np.linspace(0.3, 3.0, 20_000)  # in the cache
+    places, far_values = np.empty(near.size, dtype=np.int64), np.empty(near.size)
+    cost = {}
+    for name, values in (("below 0.25 (the series alone)", near), ("above 0.25 (the quotient)", far)):
+        numerics.tanh_in_place(values.copy(), places, far_values)  # compiled before the clock starts
+        seconds = []
+        for _ in range(50):
+            copy = values.copy()
+            start = time.perf_counter()
+            numerics.tanh_in_place(copy, places, far_values)
+            seconds.append(time.perf_counter() - start)
+        cost[name] = min(seconds) / values.size * 1e9
+    print("portable tanh, ns per number in numerics.tanh_in_place: "
+          + "; ".join(f"{name} {value:.1f}" for name, value in cost.items()))  # fmt: skip
+    settings = th.TraditionalGASettings(iterations=iterations)
+    evaluate, block, times = th.fitness_function("baseline", th.training_positions()), loops.traditional_block, []
+
+    def timed(*arguments) -> None:
+        start = time.perf_counter()
+        block(*arguments)
+        times.append(time.perf_counter() - start)
+
+    loops.traditional_block = timed
+    try:
+        traditional_ga_lockstep(evaluate, th.BASELINE_GENES, [np.random.default_rng(1)], settings, engine="compiled")
+    finally:
+        loops.traditional_block = block
+    parts = np.array_split(np.array(times) / (iterations / len(times)) * 1e6, min(10, len(times)))
+    print(f"baseline, compiled engine, one run of {iterations:,} iterations: microseconds per iteration in each of "
+          f"{len(parts)} equal parts of the run: {', '.join(f'{part.mean():.1f}' for part in parts)}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
@@ -136,6 +175,7 @@ def main() -> None:
         return
     print(f"machine: {os.cpu_count()} cores, numpy {np.__version__}")
     figures = per_iteration(args.per_iteration, args.rounds)
+    baseline_time(args.iterations)
     runs = {engine: [] for engine in ENGINES}
     for _ in range(args.repeats):
         for engine in ENGINES:

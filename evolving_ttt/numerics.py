@@ -14,6 +14,9 @@ same results.
   powers ``2^(j/128)`` held as a double plus its tail, and a degree-5 polynomial for ``exp(r) - 1``;
 - :func:`tanh`, from the same table: an odd Taylor series for ``|x| < 0.25``, and ``(E - 1) / (E + 1)`` with
   ``E = exp(2 |x|)`` carried as a double-double and the quotient corrected by one exact remainder above it;
+- for compiled loops, the kernels of one number (:func:`exp_scalar`, :func:`tanh_scalar`, ...), and two that give
+  their bits for less: :func:`exp_nonpositive` for arguments in ``[-700, 0]``, and :func:`tanh_in_place` for a
+  layer of numbers, which computes for each only the way of the two that it needs;
 - :func:`sigmoid`: ``1 / (1 + exp(-x))`` with the portable :func:`exp`;
 - :func:`log` (fdlibm's method) and :func:`power` for bases in ``[0, 1]`` (the non-uniform mutation of Ling and
   Lam's GA), with ``y log x`` carried as a double-double; :func:`scalar_power` for one number, in decimal;

@@ -73,7 +73,7 @@ def full_run(seeds: int, iterations: int, workers: int, engine: str) -> None:
     """
     if engine == "lockstep":
         genes, inputs = np.zeros((1, th.BASELINE_GENES)), np.zeros((1, N_INPUTS))
-        whole_tanh_baseline_kernel(genes, inputs, th.BASELINE_GENES // 11, np.empty((1, 1)))
+        whole_tanh_baseline_kernel(genes, inputs, network.hidden_of("baseline", th.BASELINE_GENES), np.empty((1, 1)))
         network.baseline_kernel = whole_tanh_baseline_kernel  # what NetworkFitness calls on the lockstep engine
     settings = th.LingLamSettings(seeds=seeds, iterations=iterations)
     figures = {}

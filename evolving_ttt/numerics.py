@@ -273,8 +273,8 @@ def tanh_in_place(values: np.ndarray, places: np.ndarray, far_values: np.ndarray
     The numbers at or beyond :data:`TANH_SERIES_LIMIT` (and NaN) are gathered, their places into ``places`` (int64)
     and their tanh into ``far_values``, both scratch space at least as long as ``values``; then the series alone
     runs over every number, and the gathered ones are put back. Each of these loops runs on vector registers. The
-    series costs about a sixth of the other way, so a layer of small sums, as a trained network's, costs a sixth
-    of :func:`tanh_scalar`. When more than half of the numbers are far, each is computed whole, as
+    series costs about a sixth of the other way, so a layer of small sums, as a trained network's, costs less than
+    a sixth of :func:`tanh_scalar`. When more than half of the numbers are far, each is computed whole, as
     :func:`tanh_scalar` does.
     """
     far = 0

@@ -144,18 +144,22 @@ def test_exp_nonpositive_gives_the_bits_of_exp_on_its_whole_range():
     assert got.view(np.int64).tolist() == numerics.exp(grid).view(np.int64).tolist()
 
 
-SPECIAL_INPUTS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.25, -0.25, np.nextafter(0.25, 0.0), 22.0, -30.0, 1e-300]
+FAR_SPECIALS = [math.nan, math.inf, -math.inf, 0.25, -0.25, 22.0, -30.0]
+NEAR_SPECIALS = [0.0, -0.0, np.nextafter(0.25, 0.0), 1e-300]
 
 
 @pytest.mark.parametrize("far", [0, 1, 3, 52, 53, 104])
 def test_tanh_in_place_gives_the_bits_of_tanh_for_any_share_of_numbers_beyond_the_series(far):
     """tanh_in_place computes the series alone, gathers the numbers beyond it, or computes every number whole (more
-    than half beyond): each way must give numerics.tanh's bits, special values included."""
+    than half beyond: 53 and 104 of 104): each way must give numerics.tanh's bits, special values included."""
     rng = np.random.default_rng(far)
     values = rng.uniform(-0.2499, 0.2499, 104)
-    places = rng.choice(104, far, replace=False)
-    values[places] = rng.choice([-1.0, 1.0], far) * rng.uniform(0.25, 30.0, far)
-    values[places[: len(SPECIAL_INPUTS)]] = SPECIAL_INPUTS[: min(far, len(SPECIAL_INPUTS))]
+    places = rng.permutation(104)
+    far_places, near_places = places[:far], places[far:]
+    values[far_places] = rng.choice([-1.0, 1.0], far) * rng.uniform(0.25, 30.0, far)
+    values[far_places[: len(FAR_SPECIALS)]] = FAR_SPECIALS[: min(far, len(FAR_SPECIALS))]
+    values[near_places[: len(NEAR_SPECIALS)]] = NEAR_SPECIALS[: min(104 - far, len(NEAR_SPECIALS))]
+    assert np.count_nonzero(~(np.abs(values) < numerics.TANH_SERIES_LIMIT)) == far  # a NaN counts as far
     expected, got = numerics.tanh(values), values.copy()
     numerics.tanh_in_place(got, np.empty(104, dtype=np.int64), np.empty(104))
     assert got.view(np.int64).tolist() == expected.view(np.int64).tolist()
